@@ -1,0 +1,26 @@
+//===- GenesisDialect.cpp - Genesis dialect registration -----------------===//
+
+#include "dialect/IR/GenesisDialect.h"
+#include "dialect/IR/GenesisOps.h"
+
+using namespace mlir;
+using namespace genesis;
+
+#include "dialect/IR/GenesisDialect.cpp.inc"
+#include "dialect/IR/GenesisEnums.cpp.inc"
+
+void GenesisDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialect/IR/GenesisOps.cpp.inc"
+      >();
+}
+
+Operation *GenesisDialect::materializeConstant(OpBuilder &builder,
+                                               Attribute value, Type type,
+                                               Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}

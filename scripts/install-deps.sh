@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs everything Genesis needs on a fresh Debian 12 machine. Idempotent:
+# packages already present are left alone, so a second run costs seconds.
+set -euo pipefail
+
+APT_PACKAGES=(
+  cmake ninja-build ccache g++ git python3 python3-pip
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libgtest-dev googletest
+  nlohmann-json3-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libopenblas-dev zlib1g-dev
+  dataset-fashion-mnist
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "[install-deps] installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[install-deps] all apt packages present"
+fi
+
+# Python packages used by the lit test runner and the golden-file scripts.
+PIP_PACKAGES=(numpy)
+for pkg in "${PIP_PACKAGES[@]}"; do
+  if ! python3 -c "import ${pkg}" 2>/dev/null; then
+    echo "[install-deps] pip installing ${pkg}"
+    python3 -m pip install -q "${pkg}"
+  fi
+done
