@@ -24,3 +24,17 @@ Operation *GenesisDialect::materializeConstant(OpBuilder &builder,
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
 }
+
+std::string genesis::describeLocation(Location loc) {
+  std::string text = "<unknown location>";
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().strref() + ":" + Twine(file.getLine()) + ":" +
+              Twine(file.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
