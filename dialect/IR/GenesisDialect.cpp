@@ -29,9 +29,9 @@ std::string genesis::describeLocation(Location loc) {
   std::string text = "<unknown location>";
   loc->walk([&](Location inner) {
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = (file.getFilename().strref() + ":" + Twine(file.getLine()) + ":" +
-              Twine(file.getColumn()))
-                 .str();
+      text = (file.getFilename().strref() + ":" + Twine(file.getLine())).str();
+      if (file.getColumn() != 0)
+        text += ":" + std::to_string(file.getColumn());
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

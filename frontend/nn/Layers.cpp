@@ -1,0 +1,158 @@
+//===- Layers.cpp - Standard layers of the frontend ------------------------===//
+
+#include "frontend/nn/Layers.h"
+#include "frontend/Trace.h"
+
+#include <cmath>
+
+namespace genesis::nn {
+
+namespace {
+HostArray uniform(Generator &generator, Shape shape, double bound) {
+  HostArray array(DType::F32, std::move(shape));
+  generator.fill_uniform(array, -bound, bound);
+  return array;
+}
+
+HostArray filled(Shape shape, double value) {
+  HostArray array(DType::F32, std::move(shape));
+  for (int64_t i = 0; i < array.numel(); ++i)
+    array.setDouble(i, value);
+  return array;
+}
+} // namespace
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias,
+               Generator &generator)
+    : weight(register_parameter(
+          "weight", uniform(generator, {out_features, in_features},
+                            1.0 / std::sqrt(static_cast<double>(in_features))))) {
+  if (bias)
+    this->bias = &register_parameter(
+        "bias", uniform(generator, {out_features},
+                        1.0 / std::sqrt(static_cast<double>(in_features))));
+}
+
+Tensor Linear::forward(const Tensor &x) {
+  return linear(x, weight, bias ? std::optional<Tensor>(*bias) : std::nullopt);
+}
+
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim,
+                     Generator &generator)
+    : weight(register_parameter("weight", [&] {
+        HostArray table(DType::F32, {num_embeddings, embedding_dim});
+        generator.fill_normal(table, 0.0, 1.0);
+        return table;
+      }())) {}
+
+Tensor Embedding::forward(const Tensor &ids) {
+  return index_select(weight, 0, ids);
+}
+
+LayerNorm::LayerNorm(int64_t dim, double eps, bool elementwise_affine,
+                     bool bias)
+    : eps(eps) {
+  if (elementwise_affine) {
+    weight = &register_parameter("weight", filled({dim}, 1.0));
+    if (bias)
+      this->bias = &register_parameter("bias", filled({dim}, 0.0));
+  }
+}
+
+Tensor LayerNorm::forward(const Tensor &x) {
+  auto optional = [](Parameter *p) {
+    return p ? std::optional<Tensor>(*p) : std::nullopt;
+  };
+  return layer_norm(x, optional(weight), optional(bias), eps);
+}
+
+RMSNorm::RMSNorm(int64_t dim, double eps)
+    : weight(register_parameter("weight", filled({dim}, 1.0))), eps(eps) {}
+
+Tensor RMSNorm::forward(const Tensor &x) { return rms_norm(x, weight, eps); }
+
+Dropout::Dropout(double p) : p(p) {
+  if (!(p >= 0.0 && p < 1.0))
+    throw Error("Dropout probability must be in [0, 1), got " +
+                std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor &x) {
+  return dropout(x, p, is_training());
+}
+
+Attention::Attention(int64_t hidden, int64_t num_heads, int64_t num_kv_heads,
+                     double rope_theta, bool qkv_bias, Generator &generator)
+    : num_heads(num_heads), num_kv_heads(num_kv_heads),
+      head_dim(num_heads > 0 ? hidden / num_heads : 0), rope_theta(rope_theta) {
+  if (num_heads <= 0 || num_kv_heads <= 0 || hidden % num_heads != 0 ||
+      num_heads % num_kv_heads != 0)
+    throw Error("Attention: hidden (" + std::to_string(hidden) +
+                ") must divide into num_heads (" + std::to_string(num_heads) +
+                "), a multiple of num_kv_heads (" +
+                std::to_string(num_kv_heads) + ")");
+  int64_t kvWidth = num_kv_heads * head_dim;
+  q_proj = register_module(
+      "q_proj", std::make_shared<Linear>(hidden, hidden, qkv_bias, generator));
+  k_proj = register_module(
+      "k_proj", std::make_shared<Linear>(hidden, kvWidth, qkv_bias, generator));
+  v_proj = register_module(
+      "v_proj", std::make_shared<Linear>(hidden, kvWidth, qkv_bias, generator));
+  o_proj = register_module(
+      "o_proj", std::make_shared<Linear>(hidden, hidden, false, generator));
+}
+
+Tensor Attention::forward(const Tensor &x) {
+  int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+  auto heads = [&](const Tensor &t, int64_t count) {
+    return t.reshape({batch, seq, count, head_dim}).transpose(1, 2);
+  };
+  Tensor q = heads(q_proj->forward(x), num_heads);
+  Tensor k = heads(k_proj->forward(x), num_kv_heads);
+  Tensor v = heads(v_proj->forward(x), num_kv_heads);
+  auto [cos, sin] =
+      rope_tables(x.trace(), seq, head_dim, rope_theta, x.dtype());
+  q = apply_rotary(q, cos, sin);
+  k = apply_rotary(k, cos, sin);
+  Tensor o = scaled_dot_product_attention(q, k, v, std::nullopt,
+                                          /*is_causal=*/true);
+  return o_proj->forward(o.transpose(1, 2).reshape({batch, seq, hidden}));
+}
+
+SwiGLU::SwiGLU(int64_t hidden, int64_t intermediate, Generator &generator) {
+  gate_proj = register_module(
+      "gate_proj",
+      std::make_shared<Linear>(hidden, intermediate, false, generator));
+  up_proj = register_module(
+      "up_proj", std::make_shared<Linear>(hidden, intermediate, false, generator));
+  down_proj = register_module(
+      "down_proj",
+      std::make_shared<Linear>(intermediate, hidden, false, generator));
+}
+
+Tensor SwiGLU::forward(const Tensor &x) {
+  return down_proj->forward(silu(gate_proj->forward(x)) * up_proj->forward(x));
+}
+
+DecoderLayer::DecoderLayer(const Config &config, Generator &generator) {
+  self_attn = register_module(
+      "self_attn",
+      std::make_shared<Attention>(config.hidden, config.num_heads,
+                                  config.num_kv_heads, config.rope_theta,
+                                  config.qkv_bias, generator));
+  mlp = register_module("mlp", std::make_shared<SwiGLU>(
+                                   config.hidden, config.intermediate, generator));
+  input_layernorm = register_module(
+      "input_layernorm",
+      std::make_shared<RMSNorm>(config.hidden, config.rms_norm_eps));
+  post_attention_layernorm = register_module(
+      "post_attention_layernorm",
+      std::make_shared<RMSNorm>(config.hidden, config.rms_norm_eps));
+}
+
+Tensor DecoderLayer::forward(const Tensor &x) {
+  Tensor h = x + self_attn->forward(input_layernorm->forward(x));
+  return h + mlp->forward(post_attention_layernorm->forward(h));
+}
+
+} // namespace genesis::nn
