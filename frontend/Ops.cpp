@@ -702,8 +702,9 @@ Tensor matmul(const Tensor &a, const Tensor &b, Site site) {
   if (b.dim() == 2)
     return rowsTimesMatrix(a, b, /*transposeW=*/false, site);
   // Batched: broadcast the batch dimensions of both operands.
-  Shape batchA(a.shape().begin(), a.shape().end() - 2),
-      batchB(b.shape().begin(), b.shape().end() - 2);
+  Shape shapeA = a.shape(), shapeB = b.shape();
+  Shape batchA(shapeA.begin(), shapeA.end() - 2),
+      batchB(shapeB.begin(), shapeB.end() - 2);
   Shape batch = broadcastShapes(trace, site, batchA, batchB,
                                 "the batch dimensions of " + describe(a) +
                                     " and " + describe(b));

@@ -96,16 +96,16 @@ Tensor Trace::input(const std::string &name, DType dtype, const Shape &shape,
   return Tensor(addArgument(name, "input", type, site), this);
 }
 
-void Trace::bind(nn::Module &module) {
+void Trace::bind(nn::Module &module, const std::string &prefix, Site site) {
   auto bindAll = [&](const nn::Module::NamedParameters &named,
                      const char *role) {
     for (auto &[name, parameter] : named) {
       const HostArray &data = parameter->data();
       auto type = RankedTensorType::get(
           data.shape(), elementTypeOf(context_.get(), data.dtype()));
-      BlockArgument argument = addArgument(name, role, type, Site::current());
+      BlockArgument argument = addArgument(prefix + name, role, type, site);
       bound_.back() = &data;
-      parameter->bind(Tensor(argument, this), name);
+      parameter->bind(Tensor(argument, this), prefix + name);
     }
   };
   bindAll(module.named_parameters(), "parameter");

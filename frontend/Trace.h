@@ -48,9 +48,11 @@ public:
   /// A function argument supplied at run time (role "input").
   Tensor input(const std::string &name, DType dtype, const Shape &shape,
                Site site = Site::current());
-  /// Makes every parameter and buffer of `module` an argument named by its
-  /// state_dict key (roles "parameter" and "buffer"), in state_dict order.
-  void bind(nn::Module &module);
+  /// Makes every parameter and buffer of `module` an argument named by
+  /// `prefix` + its state_dict key (roles "parameter" and "buffer"), in
+  /// state_dict order.
+  void bind(nn::Module &module, const std::string &prefix = "",
+            Site site = Site::current());
   /// The scalar i64 seed argument of dropout (role "rng_seed"), created on
   /// first use.
   Tensor rng_seed();
