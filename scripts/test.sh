@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian 12 machine: installs what is missing,
+# builds, runs every GoogleTest and lit test, and prints the wall time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+./scripts/install-deps.sh
+./scripts/build.sh
+built=$(date +%s)
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+end=$(date +%s)
+echo "[test] build $((built - start)) s, tests $((end - built)) s, total $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s"
