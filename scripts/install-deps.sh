@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libgtest-dev googletest
   nlohmann-json3-dev
   libflatbuffers-dev flatbuffers-compiler
-  libopenblas-dev zlib1g-dev
+  zlib1g-dev
   dataset-fashion-mnist
   python3-numpy  # the evaluator's numpy cross-check runs under lit's /usr/bin/python3
 )
