@@ -288,6 +288,7 @@ private:
         .Case([&](FusionOp fusion) { return runFusion(fusion); })
         .Case([&](func::CallOp call) { return runCall(call); })
         .Case([&](SgdUpdateOp o) { return sgd(o); })
+        .Case([&](AttentionGradOp o) { return attentionGrad(o); })
         .Case([&](SgdMomentumUpdateOp o) { return sgdMomentum(o); })
         .Case([&](AdamUpdateOp o) { return adam(o, /*decoupled=*/false); })
         .Case([&](AdamWUpdateOp o) { return adam(o, /*decoupled=*/true); })
@@ -338,6 +339,8 @@ private:
         })
         .Case([&](SinOp o) { return unaryFloat(o, [](double x) { return std::sin(x); }); })
         .Case([&](CosOp o) { return unaryFloat(o, [](double x) { return std::cos(x); }); })
+        .Case([&](ErfOp o) { return unaryFloat(o, [](double x) { return std::erf(x); }); })
+        .Case([&](StopGradientOp o) { return get(o.getOperand()); })
         .Case([&](NotOp o) {
           return unary(o, [](double x) { return x; }, [](Int x) { return Int(!x); });
         })
@@ -402,6 +405,7 @@ private:
         .Case([&](TransposeOp o) { return transpose(o); })
         .Case([&](SliceOp o) { return slice(o); })
         .Case([&](ConcatOp o) { return concat(o); })
+        .Case([&](PadOp o) { return pad(o); })
         .Case([&](BroadcastInDimOp o) { return broadcast(o); })
         .Case([&](IotaOp o) {
           HostArray out = resultArray(o);
@@ -443,6 +447,7 @@ private:
         .Case([&](RopeOp o) { return rope(o); })
         .Case([&](AttentionOp o) { return attention(o); })
         .Case([&](CrossEntropyOp o) { return crossEntropy(o); })
+        .Case([&](CrossEntropyGradOp o) { return crossEntropyGrad(o); })
         .Case([&](DropoutOp o) { return dropout(o); })
         .Case([&](GlobalNormOp o) {
           double sum = 0;
@@ -499,12 +504,12 @@ private:
       if (out.dtype() == DType::I1) {
         out.setInt(i, isFloat(x) ? x.getDouble(i) != 0.0 : x.getInt(i) != 0);
       } else if (isFloat(out)) {
+        // setInt rounds an integer to the float dtype once; going through
+        // double first would round twice for |x| > 2^53 (e.g. i64 -> bf16).
         if (isFloat(x))
           out.setDouble(i, x.getDouble(i));
-        else if (out.dtype() == DType::F32)
-          out.setDouble(i, static_cast<float>(x.getInt(i)));
         else
-          out.setDouble(i, static_cast<double>(x.getInt(i)));
+          out.setInt(i, x.getInt(i));
       } else if (isFloat(x)) {
         // Truncate toward zero, saturate, NaN -> 0 (the spec of genesis.cast).
         double v = std::trunc(x.getDouble(i));
@@ -580,6 +585,21 @@ private:
     return out;
   }
 
+  HostArray pad(PadOp o) {
+    const HostArray &x = get(o.getOperand());
+    HostArray out = resultArray(o);
+    Shape outStrides = stridesOf(out.shape()), index;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      unflatten(i, x.shape(), index);
+      int64_t to = 0;
+      for (size_t d = 0; d < index.size(); ++d)
+        to += (o.getLow()[d] + index[d] * (o.getInterior()[d] + 1)) *
+              outStrides[d];
+      copyElement(x, i, out, to);
+    }
+    return out;
+  }
+
   HostArray broadcast(BroadcastInDimOp o) {
     const HostArray &x = get(o.getOperand());
     HostArray out = resultArray(o);
@@ -626,18 +646,25 @@ private:
     const HostArray &indices = get(o.getIndices()), &updates = get(o.getUpdates());
     AxisView view(out.shape(), o.getAxis());
     int64_t count = indices.numel();
+    // Float sums accumulate in double and are rounded once at the end, so
+    // repeated indices do not round after every addition.
+    std::vector<double> acc;
+    if (isFloat(out))
+      acc = toDoubles(out);
     for (int64_t a = 0; a < view.outer; ++a)
       for (int64_t p = 0; p < count; ++p) {
         int64_t row = indexAt(o, indices, p, view.size);
         for (int64_t b = 0; b < view.inner; ++b) {
           int64_t to = view.at(a, row, b), from = (a * count + p) * view.inner + b;
           if (isFloat(out))
-            out.setDouble(to, out.getDouble(to) + updates.getDouble(from));
+            acc[to] += updates.getDouble(from);
           else
             out.setInt(to, wrapTo(out.dtype(),
                                   wrapAdd(out.getInt(to), updates.getInt(from))));
         }
       }
+    for (size_t i = 0; i < acc.size(); ++i)
+      out.setDouble(static_cast<int64_t>(i), acc[i]);
     return out;
   }
 
@@ -694,12 +721,24 @@ private:
     for (int64_t a = 0; a < view.outer; ++a)
       for (int64_t b = 0; b < view.inner; ++b) {
         int64_t best = 0;
-        double bestValue = x.getDouble(view.at(a, 0, b));
-        for (int64_t k = 1; k < view.size && !std::isnan(bestValue); ++k) {
-          double v = x.getDouble(view.at(a, k, b));
-          if (std::isnan(v) || v > bestValue) {
-            best = k;
-            bestValue = v;
+        if (isFloat(x)) {
+          double bestValue = x.getDouble(view.at(a, 0, b));
+          for (int64_t k = 1; k < view.size && !std::isnan(bestValue); ++k) {
+            double v = x.getDouble(view.at(a, k, b));
+            if (std::isnan(v) || v > bestValue) {
+              best = k;
+              bestValue = v;
+            }
+          }
+        } else {
+          // Compared as integers: i64 values above 2^53 are not all doubles.
+          int64_t bestValue = x.getInt(view.at(a, 0, b));
+          for (int64_t k = 1; k < view.size; ++k) {
+            int64_t v = x.getInt(view.at(a, k, b));
+            if (v > bestValue) {
+              best = k;
+              bestValue = v;
+            }
           }
         }
         out.setInt(a * view.inner + b, best);
@@ -709,12 +748,29 @@ private:
 
   HostArray matmul(Operation *op, const HostArray &lhs, const HostArray &rhs,
                    bool transposeLhs, bool transposeRhs, double alpha) {
+    return fromDoubles(op, matmulDoubles(op, lhs, rhs, transposeLhs,
+                                         transposeRhs, alpha));
+  }
+
+  /// The result of `op` holding `values`, each rounded once.
+  HostArray fromDoubles(Operation *op, const std::vector<double> &values) {
     HostArray out = resultArray(op);
+    for (int64_t i = 0; i < out.numel(); ++i)
+      out.setDouble(i, values[i]);
+    return out;
+  }
+
+  /// alpha * lhs @ rhs in double, unrounded, in the result's row-major order.
+  std::vector<double> matmulDoubles(Operation *op, const HostArray &lhs,
+                                    const HostArray &rhs, bool transposeLhs,
+                                    bool transposeRhs, double alpha) {
+    Shape outShape = shapeOf(op->getResult(0).getType());
+    std::vector<double> out(HostArray::numelOf(outShape), 0.0);
     const Shape &a = lhs.shape(), &b = rhs.shape();
     size_t rank = a.size();
-    int64_t m = out.shape()[rank - 2], n = out.shape()[rank - 1];
+    int64_t m = outShape[rank - 2], n = outShape[rank - 1];
     int64_t k = transposeLhs ? a[rank - 2] : a[rank - 1];
-    int64_t batches = out.numel() / std::max<int64_t>(1, m * n);
+    int64_t batches = static_cast<int64_t>(out.size()) / std::max<int64_t>(1, m * n);
     if (m * n == 0)
       return out;
     std::vector<double> x = toDoubles(lhs), y = toDoubles(rhs), row(n);
@@ -728,7 +784,7 @@ private:
             row[j] += xv * (transposeRhs ? yb[j * k + p] : yb[p * n + j]);
         }
         for (int64_t j = 0; j < n; ++j)
-          out.setDouble((batch * m + i) * n + j, alpha * row[j]);
+          out[(batch * m + i) * n + j] = alpha * row[j];
       }
     }
     return out;
@@ -859,15 +915,11 @@ private:
     double smoothing = o.getLabelSmoothing().convertToDouble();
     double total = 0;
     int64_t counted = 0;
+    auto ignore = static_cast<int64_t>(o.getIgnoreIndex());
     for (int64_t r = 0; r < n; ++r) {
-      int64_t label = labels.getInt(r);
+      int64_t label = checkedLabel(o, labels, r, classes, ignore);
       double loss = 0;
-      if (label != o.getIgnoreIndex()) {
-        if (label < 0 || label >= classes)
-          fail(o, "label " + std::to_string(label) + " of row " +
-                      std::to_string(r) + " is out of range [0, " +
-                      std::to_string(classes) + ") and is not ignore_index " +
-                      std::to_string(o.getIgnoreIndex()));
+      if (label != ignore) {
         double max = -INFINITY, sum = 0, sumLogits = 0;
         for (int64_t c = 0; c < classes; ++c)
           max = std::max(max, logits.getDouble(r * classes + c));
@@ -892,6 +944,119 @@ private:
     return out;
   }
 
+  /// Rows of `logits` with a label that is not ignored; reports labels out
+  /// of range.
+  int64_t checkedLabel(Operation *op, const HostArray &labels, int64_t row,
+                       int64_t classes, int64_t ignoreIndex) {
+    int64_t label = labels.getInt(row);
+    if (label != ignoreIndex && (label < 0 || label >= classes))
+      fail(op, "label " + std::to_string(label) + " of row " +
+                   std::to_string(row) + " is out of range [0, " +
+                   std::to_string(classes) + ") and is not ignore_index " +
+                   std::to_string(ignoreIndex));
+    return label;
+  }
+
+  HostArray crossEntropyGrad(CrossEntropyGradOp o) {
+    const HostArray &logits = get(o.getLogits()), &labels = get(o.getLabels()),
+                    &lossGrad = get(o.getLossGrad());
+    HostArray out = resultArray(o);
+    int64_t n = logits.shape()[0], classes = logits.shape()[1];
+    auto ignore = static_cast<int64_t>(o.getIgnoreIndex());
+    double smoothing = o.getLabelSmoothing().convertToDouble();
+    int64_t counted = 0;
+    for (int64_t r = 0; r < n; ++r)
+      counted += checkedLabel(o, labels, r, classes, ignore) != ignore;
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t label = labels.getInt(r);
+      if (label == ignore)
+        continue;
+      double weight = o.getReduction() == LossReduction::none
+                          ? lossGrad.getDouble(r)
+                      : o.getReduction() == LossReduction::sum
+                          ? lossGrad.getDouble(0)
+                          : lossGrad.getDouble(0) / static_cast<double>(counted);
+      double max = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        max = std::max(max, logits.getDouble(r * classes + c));
+      for (int64_t c = 0; c < classes; ++c)
+        sum += std::exp(logits.getDouble(r * classes + c) - max);
+      for (int64_t c = 0; c < classes; ++c) {
+        double p = std::exp(logits.getDouble(r * classes + c) - max) / sum;
+        double target = (c == label ? 1 - smoothing : 0) + smoothing / classes;
+        out.setDouble(r * classes + c, weight * (p - target));
+      }
+    }
+    return out;
+  }
+
+  std::vector<HostArray> attentionGrad(AttentionGradOp o) {
+    const HostArray &qa = get(o.getQuery()), &ka = get(o.getKey()),
+                    &va = get(o.getValue()), &ga = get(o.getOutGrad());
+    int64_t batch = qa.shape()[0], heads = qa.shape()[1], s = qa.shape()[2],
+            d = qa.shape()[3], kvHeads = ka.shape()[1], t = ka.shape()[2],
+            dv = va.shape()[3];
+    int64_t group = heads / kvHeads;
+    double scale = o.getScale().convertToDouble();
+    std::vector<double> q = toDoubles(qa), k = toDoubles(ka), v = toDoubles(va),
+                        g = toDoubles(ga), mask;
+    if (o.getMask())
+      mask = toDoubles(get(o.getMask()));
+    std::vector<double> dq(q.size(), 0.0), dk(k.size(), 0.0), dvs(v.size(), 0.0);
+    std::vector<double> p(t), dp(t), outRow(dv);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t kvBase = (b * kvHeads + h / group) * t;
+        for (int64_t i = 0; i < s; ++i) {
+          int64_t row = (b * heads + h) * s + i;
+          double max = -INFINITY;
+          for (int64_t j = 0; j < t; ++j) {
+            p[j] = -INFINITY;
+            if (!o.getCausal() || j <= i + t - s) {
+              double score = 0;
+              for (int64_t c = 0; c < d; ++c)
+                score += q[row * d + c] * k[(kvBase + j) * d + c];
+              p[j] = score * scale + (mask.empty() ? 0.0 : mask[row * t + j]);
+            }
+            max = std::max(max, p[j]);
+          }
+          if (max == -INFINITY)
+            continue; // every key masked: the output was 0, so is its gradient
+          double total = 0;
+          for (int64_t j = 0; j < t; ++j)
+            total += p[j] = std::exp(p[j] - max);
+          std::fill(outRow.begin(), outRow.end(), 0.0);
+          for (int64_t j = 0; j < t; ++j) {
+            p[j] /= total;
+            for (int64_t c = 0; c < dv; ++c)
+              outRow[c] += p[j] * v[(kvBase + j) * dv + c];
+          }
+          double rowDot = 0;
+          for (int64_t c = 0; c < dv; ++c)
+            rowDot += g[row * dv + c] * outRow[c];
+          for (int64_t j = 0; j < t; ++j) {
+            dp[j] = 0;
+            for (int64_t c = 0; c < dv; ++c) {
+              dp[j] += g[row * dv + c] * v[(kvBase + j) * dv + c];
+              dvs[(kvBase + j) * dv + c] += p[j] * g[row * dv + c];
+            }
+            double ds = p[j] * (dp[j] - rowDot) * scale;
+            for (int64_t c = 0; c < d; ++c) {
+              dq[row * d + c] += ds * k[(kvBase + j) * d + c];
+              dk[(kvBase + j) * d + c] += ds * q[row * d + c];
+            }
+          }
+        }
+      }
+    std::vector<HostArray> results = {resultArray(o, 0), resultArray(o, 1),
+                                      resultArray(o, 2)};
+    const std::vector<double> *sources[] = {&dq, &dk, &dvs};
+    for (int r = 0; r < 3; ++r)
+      for (int64_t i = 0; i < results[r].numel(); ++i)
+        results[r].setDouble(i, (*sources[r])[i]);
+    return results;
+  }
+
   HostArray dropout(DropoutOp o) {
     const HostArray &x = get(o.getOperand());
     HostArray out = resultArray(o);
@@ -906,17 +1071,20 @@ private:
   }
 
   HostArray libraryCall(LibraryCallOp o) {
-    HostArray out = matmul(o, get(o.getLhs()), get(o.getRhs()),
-                           o.getTransposeLhs(), o.getTransposeRhs(),
-                           o.getAlpha().convertToDouble());
+    // The epilogue applies to the unrounded GEMM result; only the final
+    // value is rounded to the result dtype.
+    std::vector<double> gemm = matmulDoubles(
+        o, get(o.getLhs()), get(o.getRhs()), o.getTransposeLhs(),
+        o.getTransposeRhs(), o.getAlpha().convertToDouble());
+    HostArray out = resultArray(o);
     GemmEpilogue epilogue = o.getEpilogue();
     int64_t n = out.shape().back();
     for (int64_t i = 0; i < out.numel(); ++i) {
-      double y = out.getDouble(i);
+      double y = gemm[i];
       if (o.getBias())
         y += get(o.getBias()).getDouble(i % n);
       if (epilogue == GemmEpilogue::relu || epilogue == GemmEpilogue::bias_relu)
-        y = y > 0 ? y : 0.0;
+        y = std::isnan(y) || y > 0 ? y : 0.0; // NaN propagates, as genesis.relu
       if (epilogue == GemmEpilogue::gelu || epilogue == GemmEpilogue::bias_gelu)
         y = geluTanh(y);
       out.setDouble(i, y);

@@ -8,6 +8,7 @@ using namespace genesis;
 
 #include "dialect/IR/GenesisDialect.cpp.inc"
 #include "dialect/IR/GenesisEnums.cpp.inc"
+#include "dialect/IR/GenesisInterfaces.cpp.inc"
 
 void GenesisDialect::initialize() {
   addOperations<

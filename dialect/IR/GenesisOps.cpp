@@ -236,6 +236,8 @@ GENESIS_SAME_TYPE_AS_OPERAND(SiluOp)
 GENESIS_SAME_TYPE_AS_OPERAND(SinOp)
 GENESIS_SAME_TYPE_AS_OPERAND(CosOp)
 GENESIS_SAME_TYPE_AS_OPERAND(NotOp)
+GENESIS_SAME_TYPE_AS_OPERAND(ErfOp)
+GENESIS_SAME_TYPE_AS_OPERAND(StopGradientOp)
 GENESIS_SAME_TYPE_AS_OPERAND(AllReduceOp)
 #undef GENESIS_SAME_TYPE_AS_OPERAND
 
@@ -328,13 +330,6 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
     return rule.fail("condition ", *condition,
                      " must have the shape of the values ", *value);
   types.push_back(*value);
-  return success();
-}
-
-LogicalResult CastOp::verify() {
-  if (getOperand().getType().getShape() != getType().getShape())
-    return emitOpError("operand and result shapes must match, got ")
-           << getOperand().getType() << " and " << getType();
   return success();
 }
 
@@ -447,7 +442,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     if (stride[d] < 1)
       return rule.fail("stride of dimension ", d, " must be >= 1, got ",
                        stride[d]);
-    shape.push_back((limit[d] - start[d] + stride[d] - 1) / stride[d]);
+    // ceil((limit - start) / stride), written so that a huge stride cannot
+    // overflow.
+    int64_t extent = limit[d] - start[d];
+    shape.push_back(extent == 0 ? 0 : (extent - 1) / stride[d] + 1);
   }
   types.push_back(type->clone(shape));
   return success();
@@ -457,6 +455,40 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
   return {};
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  auto type = rule.ranked(adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  int64_t rank = type->getRank();
+  if (static_cast<int64_t>(low.size()) != rank ||
+      static_cast<int64_t>(high.size()) != rank ||
+      static_cast<int64_t>(interior.size()) != rank)
+    return rule.fail("low, high and interior need one entry per dimension "
+                     "of the rank-",
+                     rank, " operand");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (low[d] < 0 || high[d] < 0 || interior[d] < 0)
+      return rule.fail("padding of dimension ", d, " must be non-negative");
+    int64_t size = type->getDimSize(d), interiorTotal, padded;
+    if (__builtin_mul_overflow(std::max<int64_t>(size - 1, 0), interior[d],
+                               &interiorTotal) ||
+        __builtin_add_overflow(interiorTotal, size, &padded) ||
+        __builtin_add_overflow(padded, low[d], &padded) ||
+        __builtin_add_overflow(padded, high[d], &padded))
+      return rule.fail("padded size of dimension ", d, " overflows int64");
+    shape.push_back(padded);
+  }
+  types.push_back(type->clone(shape));
+  return success();
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -524,9 +556,11 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor) {
 }
 
 LogicalResult IotaOp::verify() {
-  if (getDim() < 0 || getDim() >= getType().getRank())
+  // I64Attr getters return uint64_t; compare and print the signed value.
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= getType().getRank())
     return emitOpError("dim ")
-           << getDim() << " is out of range for rank " << getType().getRank();
+           << dim << " is out of range for rank " << getType().getRank();
   return success();
 }
 
@@ -718,71 +752,143 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
-  ShapeRule rule(loc, getOperationName());
-  auto q = rule.ranked(adaptor.getQuery(), "query");
-  auto k = rule.ranked(adaptor.getKey(), "key");
-  auto v = rule.ranked(adaptor.getValue(), "value");
+/// Shape rule of genesis.attention, shared with genesis.attention_grad.
+static FailureOr<RankedTensorType> inferAttentionType(const ShapeRule &rule,
+                                                      Value query, Value key,
+                                                      Value value, Value mask) {
+  auto q = rule.ranked(query, "query");
+  auto k = rule.ranked(key, "key");
+  auto v = rule.ranked(value, "value");
   if (failed(q) || failed(k) || failed(v))
     return failure();
-  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4)
-    return rule.fail("query, key and value must have rank 4 ([B, H, S, D]), "
-                     "got ",
-                     *q, ", ", *k, " and ", *v);
+  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4) {
+    (void)rule.fail("query, key and value must have rank 4 ([B, H, S, D]), "
+                    "got ",
+                    *q, ", ", *k, " and ", *v);
+    return failure();
+  }
   if (q->getElementType() != k->getElementType() ||
-      q->getElementType() != v->getElementType())
-    return rule.fail("query, key and value must share an element type");
+      q->getElementType() != v->getElementType()) {
+    (void)rule.fail("query, key and value must share an element type");
+    return failure();
+  }
   int64_t batch = q->getDimSize(0), heads = q->getDimSize(1),
           queries = q->getDimSize(2), kvHeads = k->getDimSize(1),
           keys = k->getDimSize(2);
   if (k->getDimSize(0) != batch || v->getDimSize(0) != batch ||
-      v->getDimSize(1) != kvHeads || v->getDimSize(2) != keys)
-    return rule.fail("key ", *k, " and value ", *v,
-                     " must agree on batch, heads and length with each other "
-                     "and on batch with query ",
-                     *q);
-  if (kvHeads == 0 || heads % kvHeads != 0)
-    return rule.fail("query heads (", heads,
-                     ") must be a multiple of key/value heads (", kvHeads, ")");
-  if (k->getDimSize(3) != q->getDimSize(3))
-    return rule.fail("query and key head dimensions differ: ",
-                     q->getDimSize(3), " vs ", k->getDimSize(3));
-  auto result = RankedTensorType::get(
-      {batch, heads, queries, v->getDimSize(3)}, q->getElementType());
-  if (Value mask = adaptor.getMask()) {
-    auto expected =
-        RankedTensorType::get({batch, heads, queries, keys}, q->getElementType());
-    if (mask.getType() != expected)
-      return rule.fail("mask must have type ", expected, ", got ",
-                       mask.getType());
+      v->getDimSize(1) != kvHeads || v->getDimSize(2) != keys) {
+    (void)rule.fail("key ", *k, " and value ", *v,
+                    " must agree on batch, heads and length with each other "
+                    "and on batch with query ",
+                    *q);
+    return failure();
   }
-  types.push_back(result);
+  if (kvHeads == 0 || heads % kvHeads != 0) {
+    (void)rule.fail("query heads (", heads,
+                    ") must be a multiple of key/value heads (", kvHeads, ")");
+    return failure();
+  }
+  if (k->getDimSize(3) != q->getDimSize(3)) {
+    (void)rule.fail("query and key head dimensions differ: ", q->getDimSize(3),
+                    " vs ", k->getDimSize(3));
+    return failure();
+  }
+  if (mask) {
+    auto expected = RankedTensorType::get({batch, heads, queries, keys},
+                                          q->getElementType());
+    if (mask.getType() != expected) {
+      (void)rule.fail("mask must have type ", expected, ", got ",
+                      mask.getType());
+      return failure();
+    }
+  }
+  return RankedTensorType::get({batch, heads, queries, v->getDimSize(3)},
+                               q->getElementType());
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
+                                 adaptor.getQuery(), adaptor.getKey(),
+                                 adaptor.getValue(), adaptor.getMask());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
   return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  auto type = inferAttentionType(rule, adaptor.getQuery(), adaptor.getKey(),
+                                 adaptor.getValue(), adaptor.getMask());
+  if (failed(type))
+    return failure();
+  if (adaptor.getOut().getType() != *type ||
+      adaptor.getOutGrad().getType() != *type)
+    return rule.fail("out and out_grad must have the attention result type ",
+                     *type, ", got ", adaptor.getOut().getType(), " and ",
+                     adaptor.getOutGrad().getType());
+  types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                adaptor.getValue().getType()});
+  return success();
+}
+
+/// Shape rule of genesis.cross_entropy, shared with its gradient op.
+static FailureOr<RankedTensorType>
+inferCrossEntropyType(const ShapeRule &rule, Value logitsValue,
+                      Value labelsValue, double labelSmoothing,
+                      LossReduction reduction) {
+  auto logits = rule.ranked(logitsValue, "logits");
+  auto labels = rule.ranked(labelsValue, "labels");
+  if (failed(logits) || failed(labels))
+    return failure();
+  if (logits->getRank() != 2 || labels->getRank() != 1 ||
+      labels->getDimSize(0) != logits->getDimSize(0)) {
+    (void)rule.fail("logits must be [N, C] and labels [N], got ", *logits,
+                    " and ", *labels);
+    return failure();
+  }
+  if (failed(rule.checkUnitInterval(labelSmoothing, "label_smoothing",
+                                    /*closedAbove=*/true)))
+    return failure();
+  SmallVector<int64_t> shape;
+  if (reduction == LossReduction::none)
+    shape.push_back(logits->getDimSize(0));
+  return RankedTensorType::get(shape, logits->getElementType());
 }
 
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
                                                std::optional<Location> loc,
                                                Adaptor adaptor,
                                                SmallVectorImpl<Type> &types) {
+  auto type = inferCrossEntropyType(
+      ShapeRule(loc, getOperationName()), adaptor.getLogits(),
+      adaptor.getLabels(), adaptor.getLabelSmoothing().convertToDouble(),
+      adaptor.getReduction());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
   ShapeRule rule(loc, getOperationName());
-  auto logits = rule.ranked(adaptor.getLogits(), "logits");
-  auto labels = rule.ranked(adaptor.getLabels(), "labels");
-  if (failed(logits) || failed(labels))
+  auto type = inferCrossEntropyType(
+      rule, adaptor.getLogits(), adaptor.getLabels(),
+      adaptor.getLabelSmoothing().convertToDouble(), adaptor.getReduction());
+  if (failed(type))
     return failure();
-  if (logits->getRank() != 2 || labels->getRank() != 1 ||
-      labels->getDimSize(0) != logits->getDimSize(0))
-    return rule.fail("logits must be [N, C] and labels [N], got ", *logits,
-                     " and ", *labels);
-  if (failed(rule.checkUnitInterval(adaptor.getLabelSmoothing().convertToDouble(),
-                                    "label_smoothing", /*closedAbove=*/true)))
-    return failure();
-  SmallVector<int64_t> shape;
-  if (adaptor.getReduction() == LossReduction::none)
-    shape.push_back(logits->getDimSize(0));
-  types.push_back(RankedTensorType::get(shape, logits->getElementType()));
+  if (adaptor.getLossGrad().getType() != *type)
+    return rule.fail("loss_grad must have the loss type ", *type, ", got ",
+                     adaptor.getLossGrad().getType());
+  types.push_back(adaptor.getLogits().getType());
   return success();
 }
 
@@ -794,8 +900,10 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
   if (failed(rule.checkUnitInterval(adaptor.getProbability().convertToDouble(),
                                     "probability", /*closedAbove=*/false)))
     return failure();
-  if (adaptor.getOffset() < 0)
-    return rule.fail("offset must be >= 0, got ", adaptor.getOffset());
+  // I64Attr getters return uint64_t: test the signed value.
+  int64_t offset = adaptor.getOffset();
+  if (offset < 0)
+    return rule.fail("offset must be >= 0, got ", offset);
   types.push_back(adaptor.getOperand().getType());
   return success();
 }

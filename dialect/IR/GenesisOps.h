@@ -8,6 +8,7 @@
 #define GENESIS_DIALECT_IR_GENESISOPS_H
 
 #include "dialect/IR/GenesisDialect.h"
+#include "dialect/IR/GenesisInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

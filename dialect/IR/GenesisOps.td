@@ -10,6 +10,7 @@
 #define GENESIS_DIALECT_IR_GENESISOPS_TD
 
 include "dialect/IR/GenesisBase.td"
+include "dialect/IR/GenesisInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
@@ -17,7 +18,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Genesis_ConstantOp : Genesis_InferredOp<"constant", [ConstantLike]> {
+def Genesis_ConstantOp : Genesis_InferredOp<"constant", [Genesis_NonDifferentiable, ConstantLike]> {
   let summary = "A tensor of known values";
   let description = [{
     Produces the tensor held by `value`; the result type is the type of
@@ -38,7 +39,7 @@ def Genesis_ConstantOp : Genesis_InferredOp<"constant", [ConstantLike]> {
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
 
-def Genesis_NegOp : Genesis_UnaryOp<"neg", Genesis_NumericTensor> {
+def Genesis_NegOp : Genesis_UnaryOp<"neg", Genesis_NumericTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise negation: -x";
   let description = [{
     `result[i] = -operand[i]`. For integers this wraps on the most negative
@@ -47,12 +48,12 @@ def Genesis_NegOp : Genesis_UnaryOp<"neg", Genesis_NumericTensor> {
   let hasFolder = 1;
 }
 
-def Genesis_AbsOp : Genesis_UnaryOp<"abs", Genesis_NumericTensor> {
+def Genesis_AbsOp : Genesis_UnaryOp<"abs", Genesis_NumericTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise absolute value: |x|";
   let description = [{ `result[i] = |operand[i]|`; `abs(-0.0) = +0.0`. }];
 }
 
-def Genesis_SignOp : Genesis_UnaryOp<"sign", Genesis_NumericTensor> {
+def Genesis_SignOp : Genesis_UnaryOp<"sign", Genesis_NumericTensor, [Genesis_NonDifferentiable]> {
   let summary = "Elementwise sign: -1, 0 or 1";
   let description = [{
     `result[i]` is -1 for negative, +1 for positive and 0 for zero inputs
@@ -60,39 +61,39 @@ def Genesis_SignOp : Genesis_UnaryOp<"sign", Genesis_NumericTensor> {
   }];
 }
 
-def Genesis_ExpOp : Genesis_UnaryOp<"exp", Genesis_FloatTensor> {
+def Genesis_ExpOp : Genesis_UnaryOp<"exp", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise natural exponential: e^x";
   let description = [{ `result[i] = exp(operand[i])`. }];
 }
 
-def Genesis_LogOp : Genesis_UnaryOp<"log", Genesis_FloatTensor> {
+def Genesis_LogOp : Genesis_UnaryOp<"log", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise natural logarithm: ln(x)";
   let description = [{
     `result[i] = log(operand[i])`; `log(0) = -inf`, negative inputs give NaN.
   }];
 }
 
-def Genesis_SqrtOp : Genesis_UnaryOp<"sqrt", Genesis_FloatTensor> {
+def Genesis_SqrtOp : Genesis_UnaryOp<"sqrt", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise square root";
   let description = [{ `result[i] = sqrt(operand[i])`, correctly rounded. }];
 }
 
-def Genesis_RsqrtOp : Genesis_UnaryOp<"rsqrt", Genesis_FloatTensor> {
+def Genesis_RsqrtOp : Genesis_UnaryOp<"rsqrt", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise reciprocal square root: 1/sqrt(x)";
   let description = [{ `result[i] = 1 / sqrt(operand[i])`. }];
 }
 
-def Genesis_TanhOp : Genesis_UnaryOp<"tanh", Genesis_FloatTensor> {
+def Genesis_TanhOp : Genesis_UnaryOp<"tanh", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise hyperbolic tangent";
   let description = [{ `result[i] = tanh(operand[i])`. }];
 }
 
-def Genesis_SigmoidOp : Genesis_UnaryOp<"sigmoid", Genesis_FloatTensor> {
+def Genesis_SigmoidOp : Genesis_UnaryOp<"sigmoid", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise logistic sigmoid: 1/(1+e^-x)";
   let description = [{ `result[i] = 1 / (1 + exp(-operand[i]))`. }];
 }
 
-def Genesis_ReluOp : Genesis_UnaryOp<"relu", Genesis_NumericTensor> {
+def Genesis_ReluOp : Genesis_UnaryOp<"relu", Genesis_NumericTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise rectified linear unit: max(x, 0)";
   let description = [{
     `result[i] = operand[i] > 0 ? operand[i] : 0`; NaN propagates. The
@@ -100,7 +101,7 @@ def Genesis_ReluOp : Genesis_UnaryOp<"relu", Genesis_NumericTensor> {
   }];
 }
 
-def Genesis_GeluOp : Genesis_UnaryOp<"gelu", Genesis_FloatTensor> {
+def Genesis_GeluOp : Genesis_UnaryOp<"gelu", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise Gaussian error linear unit";
   let description = [{
     With `approximate = erf` (the default):
@@ -120,22 +121,36 @@ def Genesis_GeluOp : Genesis_UnaryOp<"gelu", Genesis_FloatTensor> {
   }];
 }
 
-def Genesis_SiluOp : Genesis_UnaryOp<"silu", Genesis_FloatTensor> {
+def Genesis_SiluOp : Genesis_UnaryOp<"silu", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise sigmoid linear unit: x * sigmoid(x)";
   let description = [{ `result[i] = x / (1 + exp(-x))` with `x = operand[i]`. }];
 }
 
-def Genesis_SinOp : Genesis_UnaryOp<"sin", Genesis_FloatTensor> {
+def Genesis_SinOp : Genesis_UnaryOp<"sin", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise sine (radians)";
   let description = [{ `result[i] = sin(operand[i])`. }];
 }
 
-def Genesis_CosOp : Genesis_UnaryOp<"cos", Genesis_FloatTensor> {
+def Genesis_CosOp : Genesis_UnaryOp<"cos", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise cosine (radians)";
   let description = [{ `result[i] = cos(operand[i])`. }];
 }
 
-def Genesis_NotOp : Genesis_UnaryOp<"not", Genesis_BoolTensor> {
+def Genesis_ErfOp : Genesis_UnaryOp<"erf", Genesis_FloatTensor, [Genesis_Differentiable]> {
+  let summary = "Elementwise Gauss error function";
+  let description = [{ `result[i] = erf(operand[i])`; used by the exact GELU's derivative. }];
+}
+
+def Genesis_StopGradientOp : Genesis_UnaryOp<"stop_gradient", Genesis_Tensor, [Genesis_NonDifferentiable]> {
+  let summary = "The identity, treated as a constant by differentiation";
+  let description = [{
+    `result = operand`; genesis-autodiff propagates no cotangent through it
+    (`jax.lax.stop_gradient`, `torch.Tensor.detach`). It has no folder, so it
+    survives canonicalization until differentiation is done.
+  }];
+}
+
+def Genesis_NotOp : Genesis_UnaryOp<"not", Genesis_BoolTensor, [Genesis_NonDifferentiable]> {
   let summary = "Elementwise logical not of an i1 tensor";
   let description = [{ `result[i] = !operand[i]`. }];
 }
@@ -144,7 +159,7 @@ def Genesis_NotOp : Genesis_UnaryOp<"not", Genesis_BoolTensor> {
 // Elementwise binary ops
 //===----------------------------------------------------------------------===//
 
-def Genesis_AddOp : Genesis_BinaryOp<"add", Genesis_NumericTensor, [Commutative]> {
+def Genesis_AddOp : Genesis_BinaryOp<"add", Genesis_NumericTensor, [Genesis_Differentiable, Commutative]> {
   let summary = "Elementwise addition";
   let description = [{
     `result[i] = lhs[i] + rhs[i]`. Operands must have identical types
@@ -158,19 +173,19 @@ def Genesis_AddOp : Genesis_BinaryOp<"add", Genesis_NumericTensor, [Commutative]
   let hasFolder = 1;
 }
 
-def Genesis_SubOp : Genesis_BinaryOp<"sub", Genesis_NumericTensor> {
+def Genesis_SubOp : Genesis_BinaryOp<"sub", Genesis_NumericTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise subtraction";
   let description = [{ `result[i] = lhs[i] - rhs[i]`. Folds `x - 0`. }];
   let hasFolder = 1;
 }
 
-def Genesis_MulOp : Genesis_BinaryOp<"mul", Genesis_NumericTensor, [Commutative]> {
+def Genesis_MulOp : Genesis_BinaryOp<"mul", Genesis_NumericTensor, [Genesis_Differentiable, Commutative]> {
   let summary = "Elementwise multiplication";
   let description = [{ `result[i] = lhs[i] * rhs[i]`. Folds `x * 1`. }];
   let hasFolder = 1;
 }
 
-def Genesis_DivOp : Genesis_BinaryOp<"div", Genesis_NumericTensor> {
+def Genesis_DivOp : Genesis_BinaryOp<"div", Genesis_NumericTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise division";
   let description = [{
     `result[i] = lhs[i] / rhs[i]`. Integer division truncates toward zero;
@@ -180,12 +195,12 @@ def Genesis_DivOp : Genesis_BinaryOp<"div", Genesis_NumericTensor> {
   let hasFolder = 1;
 }
 
-def Genesis_PowOp : Genesis_BinaryOp<"pow", Genesis_FloatTensor> {
+def Genesis_PowOp : Genesis_BinaryOp<"pow", Genesis_FloatTensor, [Genesis_Differentiable]> {
   let summary = "Elementwise power: lhs^rhs";
   let description = [{ `result[i] = pow(lhs[i], rhs[i])`, C `pow` semantics. }];
 }
 
-def Genesis_MaxOp : Genesis_BinaryOp<"max", Genesis_NumericTensor, [Commutative]> {
+def Genesis_MaxOp : Genesis_BinaryOp<"max", Genesis_NumericTensor, [Genesis_Differentiable, Commutative]> {
   let summary = "Elementwise maximum";
   let description = [{
     `result[i] = max(lhs[i], rhs[i])`; NaN in either operand gives NaN (as
@@ -194,24 +209,24 @@ def Genesis_MaxOp : Genesis_BinaryOp<"max", Genesis_NumericTensor, [Commutative]
   }];
 }
 
-def Genesis_MinOp : Genesis_BinaryOp<"min", Genesis_NumericTensor, [Commutative]> {
+def Genesis_MinOp : Genesis_BinaryOp<"min", Genesis_NumericTensor, [Genesis_Differentiable, Commutative]> {
   let summary = "Elementwise minimum";
   let description = [{
     `result[i] = min(lhs[i], rhs[i])`; NaN in either operand gives NaN.
   }];
 }
 
-def Genesis_AndOp : Genesis_BinaryOp<"and", Genesis_BoolTensor, [Commutative]> {
+def Genesis_AndOp : Genesis_BinaryOp<"and", Genesis_BoolTensor, [Genesis_NonDifferentiable, Commutative]> {
   let summary = "Elementwise logical and of i1 tensors";
   let description = [{ `result[i] = lhs[i] && rhs[i]`. }];
 }
 
-def Genesis_OrOp : Genesis_BinaryOp<"or", Genesis_BoolTensor, [Commutative]> {
+def Genesis_OrOp : Genesis_BinaryOp<"or", Genesis_BoolTensor, [Genesis_NonDifferentiable, Commutative]> {
   let summary = "Elementwise logical or of i1 tensors";
   let description = [{ `result[i] = lhs[i] || rhs[i]`. }];
 }
 
-def Genesis_CompareOp : Genesis_InferredOp<"compare", [Elementwise]> {
+def Genesis_CompareOp : Genesis_InferredOp<"compare", [Genesis_NonDifferentiable, Elementwise]> {
   let summary = "Elementwise comparison producing i1";
   let description = [{
     `result[i] = lhs[i] <direction> rhs[i]` with direction one of
@@ -231,7 +246,7 @@ def Genesis_CompareOp : Genesis_InferredOp<"compare", [Elementwise]> {
   }];
 }
 
-def Genesis_SelectOp : Genesis_InferredOp<"select", [Elementwise]> {
+def Genesis_SelectOp : Genesis_InferredOp<"select", [Genesis_Differentiable, Elementwise]> {
   let summary = "Elementwise choice between two tensors";
   let description = [{
     `result[i] = condition[i] ? on_true[i] : on_false[i]`. `condition` is
@@ -247,7 +262,7 @@ def Genesis_SelectOp : Genesis_InferredOp<"select", [Elementwise]> {
   }];
 }
 
-def Genesis_CastOp : Genesis_Op<"cast", [Pure, Elementwise]> {
+def Genesis_CastOp : Genesis_Op<"cast", [Genesis_Differentiable, Pure, Elementwise]> {
   let summary = "Elementwise conversion to another element type";
   let description = [{
     Converts each element to the result element type; shapes must match.
@@ -263,7 +278,6 @@ def Genesis_CastOp : Genesis_Op<"cast", [Pure, Elementwise]> {
   let arguments = (ins Genesis_Tensor:$operand);
   let results = (outs Genesis_Tensor:$result);
   let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
-  let hasVerifier = 1;
   let hasFolder = 1;
 }
 
@@ -271,7 +285,7 @@ def Genesis_CastOp : Genesis_Op<"cast", [Pure, Elementwise]> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Genesis_ReshapeOp : Genesis_Op<"reshape", [Pure]> {
+def Genesis_ReshapeOp : Genesis_Op<"reshape", [Genesis_Differentiable, Pure]> {
   let summary = "Reinterprets a tensor with a new shape";
   let description = [{
     The row-major sequence of elements is unchanged; only the shape differs.
@@ -289,7 +303,7 @@ def Genesis_ReshapeOp : Genesis_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Genesis_TransposeOp : Genesis_InferredOp<"transpose"> {
+def Genesis_TransposeOp : Genesis_InferredOp<"transpose", [Genesis_Differentiable]> {
   let summary = "Permutes the dimensions of a tensor";
   let description = [{
     `result.shape[i] = operand.shape[permutation[i]]` and
@@ -307,7 +321,7 @@ def Genesis_TransposeOp : Genesis_InferredOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def Genesis_SliceOp : Genesis_InferredOp<"slice"> {
+def Genesis_SliceOp : Genesis_InferredOp<"slice", [Genesis_Differentiable]> {
   let summary = "Extracts a strided box of a tensor";
   let description = [{
     For each dimension d, takes indices `start[d], start[d] + stride[d], ...`
@@ -329,7 +343,29 @@ def Genesis_SliceOp : Genesis_InferredOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Genesis_ConcatOp : Genesis_InferredOp<"concat"> {
+def Genesis_PadOp : Genesis_InferredOp<"pad", [Genesis_Differentiable]> {
+  let summary = "Surrounds and interleaves a tensor with zeros";
+  let description = [{
+    Along dimension d, places operand element `i` at
+    `low[d] + i * (interior[d] + 1)` of a zero tensor of size
+    `low[d] + high[d] + n + max(n - 1, 0) * interior[d]`. All amounts are
+    non-negative. It is the transpose of `genesis.slice` (its gradient) and
+    vice versa.
+
+    ```mlir
+    %1 = genesis.pad %0 low [1, 0] high [0, 2] interior [0, 1] : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Genesis_NumericTensor:$operand, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, DenseI64ArrayAttr:$interior);
+  let results = (outs Genesis_NumericTensor:$result);
+  let assemblyFormat = [{
+    $operand `low` $low `high` $high `interior` $interior attr-dict `:`
+    type($operand)
+  }];
+}
+
+def Genesis_ConcatOp : Genesis_InferredOp<"concat", [Genesis_Differentiable]> {
   let summary = "Joins tensors along one dimension";
   let description = [{
     All inputs have the same rank and element type and agree on every
@@ -346,7 +382,7 @@ def Genesis_ConcatOp : Genesis_InferredOp<"concat"> {
   let hasFolder = 1;
 }
 
-def Genesis_BroadcastInDimOp : Genesis_Op<"broadcast_in_dim", [Pure]> {
+def Genesis_BroadcastInDimOp : Genesis_Op<"broadcast_in_dim", [Genesis_Differentiable, Pure]> {
   let summary = "Expands a tensor to a larger shape";
   let description = [{
     Operand dimension `i` maps to result dimension
@@ -370,7 +406,7 @@ def Genesis_BroadcastInDimOp : Genesis_Op<"broadcast_in_dim", [Pure]> {
   let hasFolder = 1;
 }
 
-def Genesis_IotaOp : Genesis_Op<"iota", [Pure]> {
+def Genesis_IotaOp : Genesis_Op<"iota", [Genesis_NonDifferentiable, Pure]> {
   let summary = "A tensor counting along one dimension";
   let description = [{
     `result[j_0, ..., j_n] = j_dim`, converted to the result element type.
@@ -385,7 +421,7 @@ def Genesis_IotaOp : Genesis_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Genesis_TakeOp : Genesis_InferredOp<"take"> {
+def Genesis_TakeOp : Genesis_InferredOp<"take", [Genesis_Differentiable]> {
   let summary = "Gathers slices of a tensor at integer indices (embedding)";
   let description = [{
     NumPy `take`: `result.shape = operand.shape[:axis] + indices.shape +
@@ -407,7 +443,7 @@ def Genesis_TakeOp : Genesis_InferredOp<"take"> {
   }];
 }
 
-def Genesis_ScatterAddOp : Genesis_InferredOp<"scatter_add"> {
+def Genesis_ScatterAddOp : Genesis_InferredOp<"scatter_add", [Genesis_Differentiable]> {
   let summary = "Adds slices into a tensor at integer indices (transpose of take)";
   let description = [{
     The transpose of `genesis.take`: starts from `operand` and, for every
@@ -436,7 +472,7 @@ def Genesis_ScatterAddOp : Genesis_InferredOp<"scatter_add"> {
 //===----------------------------------------------------------------------===//
 
 class Genesis_ReduceOp<string mnemonic, string what>
-    : Genesis_InferredOp<mnemonic> {
+    : Genesis_InferredOp<mnemonic, [Genesis_Differentiable]> {
   let summary = "Reduces dimensions by " # what;
   let description = [{
     Combines the elements along each dimension listed in `dims` (strictly
@@ -460,7 +496,7 @@ def Genesis_ReduceSumOp : Genesis_ReduceOp<"reduce_sum", "summation">;
 def Genesis_ReduceMaxOp : Genesis_ReduceOp<"reduce_max", "maximum (NaN wins)">;
 def Genesis_ReduceMinOp : Genesis_ReduceOp<"reduce_min", "minimum (NaN wins)">;
 
-def Genesis_ArgmaxOp : Genesis_InferredOp<"argmax"> {
+def Genesis_ArgmaxOp : Genesis_InferredOp<"argmax", [Genesis_NonDifferentiable]> {
   let summary = "Index of the largest element along one dimension";
   let description = [{
     Returns, as i64, the index along `dim` of the maximum; ties go to the
@@ -483,7 +519,7 @@ def Genesis_ArgmaxOp : Genesis_InferredOp<"argmax"> {
 // Compound ops
 //===----------------------------------------------------------------------===//
 
-def Genesis_MatmulOp : Genesis_InferredOp<"matmul"> {
+def Genesis_MatmulOp : Genesis_InferredOp<"matmul", [Genesis_Differentiable]> {
   let summary = "Batched matrix multiplication";
   let description = [{
     Operands have equal rank r >= 2, equal leading (batch) dimensions and
@@ -506,7 +542,7 @@ def Genesis_MatmulOp : Genesis_InferredOp<"matmul"> {
 }
 
 class Genesis_SoftmaxLikeOp<string mnemonic, string formula>
-    : Genesis_InferredOp<mnemonic> {
+    : Genesis_InferredOp<mnemonic, [Genesis_Differentiable]> {
   let description = [{
     Along dimension `dim`: `}] # formula # [{`, computed stably by
     subtracting the maximum along `dim` first.
@@ -531,7 +567,7 @@ def Genesis_LogSoftmaxOp : Genesis_SoftmaxLikeOp<"log_softmax",
 }
 
 def Genesis_LayerNormOp : Genesis_InferredOp<"layer_norm",
-    [AttrSizedOperandSegments]> {
+    [Genesis_Differentiable, AttrSizedOperandSegments]> {
   let summary = "Layer normalisation over the last dimension";
   let description = [{
     For each row `x` along the last dimension (size C):
@@ -555,7 +591,7 @@ def Genesis_LayerNormOp : Genesis_InferredOp<"layer_norm",
   }];
 }
 
-def Genesis_RmsNormOp : Genesis_InferredOp<"rms_norm"> {
+def Genesis_RmsNormOp : Genesis_InferredOp<"rms_norm", [Genesis_Differentiable]> {
   let summary = "Root-mean-square normalisation over the last dimension";
   let description = [{
     For each row `x` along the last dimension (size C):
@@ -575,7 +611,7 @@ def Genesis_RmsNormOp : Genesis_InferredOp<"rms_norm"> {
   }];
 }
 
-def Genesis_RopeOp : Genesis_InferredOp<"rope"> {
+def Genesis_RopeOp : Genesis_InferredOp<"rope", [Genesis_Differentiable]> {
   let summary = "Rotary position embedding (rotate-half convention)";
   let description = [{
     `operand` is `[..., S, D]` with D even; `cos` and `sin` are `[S, D]`.
@@ -593,7 +629,7 @@ def Genesis_RopeOp : Genesis_InferredOp<"rope"> {
   }];
 }
 
-def Genesis_AttentionOp : Genesis_InferredOp<"attention"> {
+def Genesis_AttentionOp : Genesis_InferredOp<"attention", [Genesis_Differentiable]> {
   let summary = "Scaled dot-product attention with causal masking and GQA";
   let description = [{
     `query` is `[B, Hq, S, D]`, `key` is `[B, Hkv, T, D]`, `value` is
@@ -623,7 +659,7 @@ def Genesis_AttentionOp : Genesis_InferredOp<"attention"> {
   }];
 }
 
-def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy"> {
+def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy", [Genesis_Differentiable]> {
   let summary = "Softmax cross-entropy against class indices";
   let description = [{
     `logits` is `[N, C]`, `labels` is `[N]` of class indices. For each row
@@ -652,7 +688,58 @@ def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy"> {
   }];
 }
 
-def Genesis_DropoutOp : Genesis_InferredOp<"dropout"> {
+def Genesis_AttentionGradOp : Genesis_InferredOp<"attention_grad",
+    [Genesis_NonDifferentiable]> {
+  let summary = "Cotangents of genesis.attention's query, key and value";
+  let description = [{
+    Given the operands and result `out` of a `genesis.attention` with the
+    same `causal` and `scale`, and the cotangent `out_grad` of its result,
+    returns `(query_grad, key_grad, value_grad)` with the shapes of query,
+    key and value. With P the attention probabilities and dP = dO V^T:
+    `dS = P * (dP - rowsum(dO * O))`, `dQ = scale dS K`, `dK = scale dS^T Q`,
+    `dV = P^T dO`, where dK and dV sum over the query heads that share a
+    key/value head. The mask is a constant.
+  }];
+  let arguments = (ins Genesis_FloatTensor:$query, Genesis_FloatTensor:$key,
+                       Genesis_FloatTensor:$value,
+                       Optional<Genesis_FloatTensor>:$mask,
+                       Genesis_FloatTensor:$out, Genesis_FloatTensor:$out_grad,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Genesis_FloatTensor:$query_grad,
+                      Genesis_FloatTensor:$key_grad,
+                      Genesis_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? `,` $out `,` $out_grad
+    (`causal` $causal^)? `scale` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Genesis_CrossEntropyGradOp : Genesis_InferredOp<"cross_entropy_grad",
+    [Genesis_NonDifferentiable]> {
+  let summary = "Cotangent of genesis.cross_entropy's logits";
+  let description = [{
+    For rows whose label is not `ignore_index`:
+    `logits_grad[r, c] = w_r * (softmax(x_r)[c] - (1 - s) [c == label_r] - s / C)`
+    where `w_r` is `loss_grad[r]` (reduction none), `loss_grad` (sum) or
+    `loss_grad / count` (mean over the rows not ignored); ignored rows get 0.
+    No one-hot matrix is formed.
+  }];
+  let arguments = (ins Genesis_FloatTensor:$logits,
+                       Genesis_IndexTensor:$labels,
+                       Genesis_FloatTensor:$loss_grad,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing,
+                       DefaultValuedAttr<Genesis_LossReduction,
+                           "::genesis::LossReduction::mean">:$reduction);
+  let results = (outs Genesis_FloatTensor:$logits_grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Genesis_DropoutOp : Genesis_InferredOp<"dropout", [Genesis_Differentiable]> {
   let summary = "Inverted dropout driven by a counter-based Philox RNG";
   let description = [{
     Element `i` (row-major) is kept when `u_i >= probability` and then
@@ -681,7 +768,7 @@ def Genesis_DropoutOp : Genesis_InferredOp<"dropout"> {
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 
-def Genesis_SgdUpdateOp : Genesis_InferredOp<"sgd_update"> {
+def Genesis_SgdUpdateOp : Genesis_InferredOp<"sgd_update", [Genesis_NonDifferentiable]> {
   let summary = "Plain SGD step (no momentum)";
   let description = [{
     PyTorch `torch.optim.SGD` with `momentum = 0`:
@@ -697,7 +784,7 @@ def Genesis_SgdUpdateOp : Genesis_InferredOp<"sgd_update"> {
   }];
 }
 
-def Genesis_SgdMomentumUpdateOp : Genesis_InferredOp<"sgd_momentum_update"> {
+def Genesis_SgdMomentumUpdateOp : Genesis_InferredOp<"sgd_momentum_update", [Genesis_NonDifferentiable]> {
   let summary = "SGD step with momentum, dampening and Nesterov";
   let description = [{
     PyTorch `torch.optim.SGD` with `momentum > 0`, where `step` is the
@@ -722,7 +809,7 @@ def Genesis_SgdMomentumUpdateOp : Genesis_InferredOp<"sgd_momentum_update"> {
 }
 
 class Genesis_AdamLikeOp<string mnemonic, string decay>
-    : Genesis_InferredOp<mnemonic> {
+    : Genesis_InferredOp<mnemonic, [Genesis_NonDifferentiable]> {
   let description = [{
     One step of PyTorch's `}] # decay # [{`, where `step` is the 1-based
     step count `t`:
@@ -757,7 +844,7 @@ def Genesis_AdamWUpdateOp : Genesis_AdamLikeOp<"adamw_update",
   let summary = "AdamW step (decoupled weight decay)";
 }
 
-def Genesis_GlobalNormOp : Genesis_InferredOp<"global_norm"> {
+def Genesis_GlobalNormOp : Genesis_InferredOp<"global_norm", [Genesis_Differentiable]> {
   let summary = "Euclidean norm of a set of tensors taken together";
   let description = [{
     `result = sqrt(sum over all inputs and elements of x^2)` as a scalar
@@ -776,7 +863,7 @@ def Genesis_GlobalNormOp : Genesis_InferredOp<"global_norm"> {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-def Genesis_AllReduceOp : Genesis_Op<"all_reduce", [InferTypeOpAdaptor]> {
+def Genesis_AllReduceOp : Genesis_Op<"all_reduce", [Genesis_Differentiable, InferTypeOpAdaptor]> {
   let summary = "Combines a tensor across data-parallel ranks";
   let description = [{
     Every rank receives the elementwise `sum` (or `mean`) of `operand` over

@@ -126,6 +126,22 @@ void Module::load_state_dict(const NamedArrays &state, bool strict) {
       it->second->data() = *array;
 }
 
+void Module::to(DType dtype) {
+  auto convert = [dtype](Parameter *parameter) {
+    HostArray &data = parameter->data();
+    if (!isFloatDType(data.dtype()) || data.dtype() == dtype)
+      return;
+    HostArray converted(dtype, data.shape());
+    for (int64_t i = 0; i < data.numel(); ++i)
+      converted.setDouble(i, data.getDouble(i));
+    data = std::move(converted);
+  };
+  for (auto &[name, parameter] : named_parameters())
+    convert(parameter);
+  for (auto &[name, buffer] : named_buffers())
+    convert(buffer);
+}
+
 void Module::train(bool mode) {
   for (auto &[name, module] : named_modules())
     module->training_ = mode;

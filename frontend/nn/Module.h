@@ -76,6 +76,10 @@ public:
   /// if any check fails.
   void load_state_dict(const NamedArrays &state, bool strict = true);
 
+  /// Converts every floating-point parameter and buffer to `dtype`
+  /// (torch's module.to(dtype); e.g. F64 for gradient checks).
+  void to(DType dtype);
+
   void train(bool mode = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisDialect.h"
+#include "passes/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
+  genesis::registerGenesisPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Genesis optimizer driver\n", registry));
 }

@@ -1,0 +1,347 @@
+//===- AutodiffTest.cpp - Gradient checks of genesis-autodiff --------------===//
+//
+// Every differentiable op and loss, and whole models, in f64 on the reference
+// evaluator: the gradient built by genesis-autodiff against central finite
+// differences, on fresh random inputs. Tolerance: |analytic - numeric| <=
+// 1e-6 * max(1, |numeric|). With h = 1e-6 * max(1, |x|) the central
+// difference has truncation error ~h^2 f''' and rounding error ~1e-16/h, both
+// far below 1e-6, so a larger error is a wrong VJP, not noise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Evaluator/Evaluator.h"
+#include "frontend/Grad.h"
+#include "frontend/nn/Layers.h"
+#include "models/mlp/Mlp.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+using namespace genesis;
+using ::testing::HasSubstr;
+
+namespace {
+
+HostArray random(Shape shape, uint64_t seed, double low = -1.0,
+                 double high = 1.0) {
+  HostArray array(DType::F64, std::move(shape));
+  Generator(seed).fill_uniform(array, low, high);
+  return array;
+}
+
+HostArray ids(Shape shape, std::vector<int64_t> values) {
+  return HostArray::fromValues<int64_t>(DType::I64, std::move(shape), values);
+}
+
+struct Input {
+  std::string name;
+  HostArray value;
+  bool differentiate = true;
+};
+
+using Body = std::function<Tensor(Trace &, std::vector<Tensor> &)>;
+
+/// Largest error of the analytic gradient over every element of every
+/// differentiated input (or `maxElements` of them, spread evenly).
+double gradientError(const Body &body, std::vector<Input> inputs,
+                     int64_t maxElements = 1 << 30) {
+  Trace trace("loss");
+  std::vector<Tensor> tensors;
+  std::vector<std::string> wrt;
+  for (const Input &input : inputs) {
+    // Dropout draws from the trace's own seed argument.
+    tensors.push_back(input.name == "rng_seed"
+                          ? trace.rng_seed()
+                          : trace.input(input.name, input.value.dtype(),
+                                        input.value.shape()));
+    if (input.differentiate)
+      wrt.push_back(input.name);
+  }
+  Tensor y = body(trace, tensors);
+  // A scalar loss that weighs every output element differently.
+  Tensor loss = y;
+  if (y.dim() != 0) {
+    HostArray weights = random(y.shape(), 4242, 0.5, 1.5);
+    loss = sum(mul(y, constant(trace, weights)));
+  }
+  trace.output("loss", loss);
+  mlir::func::FuncOp gradient = value_and_grad(trace, wrt);
+  mlir::func::FuncOp forward = trace.finish();
+
+  std::vector<HostArray> arguments;
+  for (const Input &input : inputs)
+    arguments.push_back(input.value);
+  std::vector<HostArray> analytic = evaluate(gradient, arguments);
+  EXPECT_EQ(analytic.size(), 1 + wrt.size());
+
+  double worst = 0;
+  size_t g = 1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].differentiate)
+      continue;
+    const HostArray &grad = analytic[g++];
+    int64_t n = inputs[i].value.numel();
+    int64_t step = std::max<int64_t>(1, n / maxElements);
+    for (int64_t j = 0; j < n; j += step) {
+      double x = inputs[i].value.getDouble(j);
+      double h = 1e-6 * std::max(1.0, std::fabs(x));
+      arguments[i].setDouble(j, x + h);
+      double up = evaluate(forward, arguments)[0].getDouble(0);
+      arguments[i].setDouble(j, x - h);
+      double down = evaluate(forward, arguments)[0].getDouble(0);
+      arguments[i].setDouble(j, x);
+      double numeric = (up - down) / (2 * h);
+      double error = std::fabs(grad.getDouble(j) - numeric) /
+                     std::max(1.0, std::fabs(numeric));
+      worst = std::max(worst, error);
+    }
+  }
+  return worst;
+}
+
+constexpr double kTolerance = 1e-6;
+
+#define EXPECT_GRADIENT(body, ...)                                             \
+  EXPECT_LT(gradientError(body, __VA_ARGS__), kTolerance)
+
+Body unary(Tensor (*op)(const Tensor &, Site)) {
+  return [op](Trace &, std::vector<Tensor> &t) { return op(t[0], Site::current()); };
+}
+
+TEST(Autodiff, ElementwiseUnary) {
+  HostArray x = random({3, 4}, 1);
+  HostArray positive = random({3, 4}, 2, 0.2, 2.0);
+  for (auto op : {&genesis::neg, &genesis::abs, &genesis::exp, &genesis::tanh,
+                  &genesis::sigmoid, &genesis::relu, &genesis::silu,
+                  &genesis::sin, &genesis::cos})
+    EXPECT_GRADIENT(unary(op), {{"x", x}});
+  for (auto op : {&genesis::log, &genesis::sqrt, &genesis::rsqrt})
+    EXPECT_GRADIENT(unary(op), {{"x", positive}});
+  for (std::string approximate : {"none", "tanh"})
+    EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
+      return gelu(t[0], approximate);
+    }, {{"x", random({2, 5}, 3, -3, 3)}});
+}
+
+TEST(Autodiff, ElementwiseBinaryWithBroadcasting) {
+  HostArray a = random({2, 3, 4}, 1), b = random({3, 1}, 2),
+            positive = random({2, 3, 4}, 3, 0.5, 2.0);
+  auto binary = [](Tensor (*op)(const Tensor &, const Tensor &, Site)) {
+    return [op](Trace &, std::vector<Tensor> &t) {
+      return op(t[0], t[1], Site::current());
+    };
+  };
+  for (auto op : {&genesis::add, &genesis::sub, &genesis::mul,
+                  &genesis::maximum, &genesis::minimum})
+    EXPECT_GRADIENT(binary(op), {{"a", a}, {"b", b}});
+  EXPECT_GRADIENT(binary(&genesis::div), {{"a", a}, {"b", random({4}, 4, 0.5, 2)}});
+  EXPECT_GRADIENT(binary(&genesis::pow), {{"a", positive}, {"b", random({4}, 5)}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return where(gt(t[0], t[1]), t[0] * t[1], exp(t[1]));
+  }, {{"a", a}, {"b", random({2, 3, 4}, 6)}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return clamp(t[0], -0.5, 0.5) + t[0] * 2.0 - 3.0 / (t[0] + 2.0);
+  }, {{"a", a}});
+}
+
+TEST(Autodiff, ShapeOps) {
+  HostArray x = random({2, 3, 4}, 7);
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return t[0].reshape({6, 4}).transpose(0, 1).permute({1, 0});
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return t[0].slice(2, 1, 4, 2).slice(1, 0, 3, 2);
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return cat({t[0], t[0].slice(1, 1, 3), exp(t[0])}, 1);
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return t[0].unsqueeze(1).expand({2, 5, 3, 4}) * t[0].sum({0}, true).unsqueeze(1);
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    auto pieces = chunk(t[0], 2, 2);
+    return pieces[0] * pieces[1];
+  }, {{"x", x}});
+}
+
+TEST(Autodiff, EmbeddingSumsRepeatedRows) {
+  // Rows 1 and 3 are used several times: their gradients must add up.
+  HostArray table = random({5, 3}, 8);
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return index_select(t[0], 0, t[1]);
+  }, {{"table", table}, {"ids", ids({2, 3}, {1, 3, 1, 1, 0, 3}), false}});
+  // Exact value: d(sum of gathered rows)/d(row) = number of uses.
+  Trace trace("loss");
+  Tensor t = trace.input("table", DType::F64, {5, 3});
+  Tensor i = trace.input("ids", DType::I64, {4});
+  trace.output("loss", sum(index_select(t, 0, i)));
+  auto results = evaluate(value_and_grad(trace, {"table"}),
+                          {table, ids({4}, {1, 3, 1, 1})});
+  std::vector<double> uses = {0, 3, 0, 1, 0};
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 3; ++c)
+      EXPECT_EQ(results[1].getDouble(r * 3 + c), uses[r]);
+}
+
+TEST(Autodiff, Reductions) {
+  HostArray x = random({3, 4, 5}, 9);
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return sum(t[0], {0, 2}) + amax(t[0], {0, 2}) - amin(t[0], {0, 2});
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return mean(t[0], {1}, true) * var(t[0], {1}, 1, true) +
+           logsumexp(t[0], {1}, true);
+  }, {{"x", x}});
+}
+
+TEST(Autodiff, MatmulAllTransposesAndBatches) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      HostArray a = random(ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, 10),
+                b = random(tb ? Shape{2, 5, 4} : Shape{2, 4, 5}, 11);
+      EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
+        Tensor x = ta ? t[0].transpose(1, 2) : t[0];
+        Tensor y = tb ? t[1].transpose(1, 2) : t[1];
+        return matmul(x, y);
+      }, {{"a", a}, {"b", b}});
+    }
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return linear(t[0], t[1], t[2]);
+  }, {{"x", random({2, 3, 4}, 12)}, {"w", random({5, 4}, 13)},
+      {"b", random({5}, 14)}});
+}
+
+TEST(Autodiff, NormalisationsAndSoftmax) {
+  HostArray x = random({2, 3, 6}, 15);
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return softmax(t[0], 1) + log_softmax(t[0], -1);
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return layer_norm(t[0], t[1], t[2], 1e-5);
+  }, {{"x", x}, {"w", random({6}, 16)}, {"b", random({6}, 17)}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return layer_norm(t[0], std::nullopt, std::nullopt, 1e-5);
+  }, {{"x", x}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return rms_norm(t[0], t[1], 1e-6);
+  }, {{"x", x}, {"w", random({6}, 18)}});
+}
+
+TEST(Autodiff, RotaryEmbedding) {
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return apply_rotary(t[0], t[1], t[2]);
+  }, {{"x", random({2, 3, 4, 6}, 19)}, {"cos", random({4, 6}, 20)},
+      {"sin", random({4, 6}, 21)}});
+}
+
+TEST(Autodiff, AttentionCausalGqaAndMask) {
+  HostArray q = random({2, 4, 3, 5}, 22), k = random({2, 2, 4, 5}, 23),
+            v = random({2, 2, 4, 6}, 24);
+  for (bool causal : {false, true})
+    EXPECT_GRADIENT([causal](Trace &, std::vector<Tensor> &t) {
+      return scaled_dot_product_attention(t[0], t[1], t[2], std::nullopt,
+                                          causal);
+    }, {{"q", q}, {"k", k}, {"v", v}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return scaled_dot_product_attention(t[0], t[1], t[2], t[3], false, 0.3);
+  }, {{"q", q}, {"k", k}, {"v", v},
+      {"mask", random({1, 1, 3, 4}, 25), false}});
+}
+
+TEST(Autodiff, CrossEntropyIgnoreIndexAndSmoothing) {
+  HostArray logits = random({5, 4}, 26, -2, 2);
+  HostArray labels = ids({5}, {3, -100, 0, 2, -100});
+  for (Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None})
+    for (double smoothing : {0.0, 0.1})
+      EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
+        return cross_entropy(t[0], t[1], -100, reduction, smoothing);
+      }, {{"logits", logits}, {"labels", labels, false}});
+  // Ignored rows get exactly zero gradient.
+  Trace trace("loss");
+  Tensor x = trace.input("logits", DType::F64, {5, 4});
+  Tensor l = trace.input("labels", DType::I64, {5});
+  trace.output("loss", cross_entropy(x, l));
+  auto r = evaluate(value_and_grad(trace, {"logits"}), {logits, labels});
+  for (int64_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(r[1].getDouble(1 * 4 + c), 0.0);
+    EXPECT_EQ(r[1].getDouble(4 * 4 + c), 0.0);
+  }
+}
+
+TEST(Autodiff, OtherLosses) {
+  HostArray p = random({6}, 27, 0.1, 0.9), y = random({6}, 28, 0, 1),
+            x = random({6}, 29, -3, 3);
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return mse_loss(t[0], t[1]) + l1_loss(t[0], t[1], Reduction::Sum);
+  }, {{"p", p}, {"y", y}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return binary_cross_entropy(t[0], t[1]);
+  }, {{"p", p}, {"y", y}});
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return binary_cross_entropy_with_logits(t[0], t[1], Reduction::Sum);
+  }, {{"x", x}, {"y", y}});
+}
+
+TEST(Autodiff, DropoutReusesItsMask) {
+  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
+    return dropout(t[0], 0.3, true) * t[0];
+  }, {{"x", random({50}, 30)},
+      {"rng_seed", HostArray::fromValues<int64_t>(DType::I64, {}, {77}), false}});
+}
+
+TEST(Autodiff, MlpWholeModel) {
+  Generator generator(31);
+  auto mlp = models::makeMlp(16, generator);
+  mlp->to(DType::F64);
+  HostArray images = random({4, 784}, 32, 0, 1);
+  HostArray labels = ids({4}, {3, 1, 4, 1});
+  std::vector<Input> inputs;
+  for (auto &[name, parameter] : mlp->named_parameters())
+    inputs.push_back({name, parameter->data()});
+  inputs.push_back({"images", images, false});
+  inputs.push_back({"labels", labels, false});
+  EXPECT_LT(gradientError([&](Trace &, std::vector<Tensor> &t) {
+              // Use the traced inputs as the model's parameters.
+              Tensor h = relu(linear(t[4], t[0], t[1]));
+              return cross_entropy(linear(h, t[2], t[3]), t[5]);
+            }, inputs, /*maxElements=*/64),
+            kTolerance);
+}
+
+TEST(Autodiff, GradientOfBoundParametersByDefault) {
+  Generator generator(33);
+  auto mlp = models::makeMlp(8, generator);
+  Trace trace("loss");
+  trace.bind(*mlp);
+  Tensor x = trace.input("x", DType::F32, {2, 784});
+  Tensor y = trace.input("y", DType::I64, {2});
+  trace.output("loss", cross_entropy(mlp->forward(x), y));
+  mlir::func::FuncOp gradient = value_and_grad(trace);
+  ASSERT_EQ(gradient.getNumResults(), 5u);
+  EXPECT_EQ(gradient.getResultAttrOfType<mlir::StringAttr>(1, "genesis.name")
+                .getValue(),
+            "grad:0.weight");
+  EXPECT_EQ(gradient.getResultTypes()[3], gradient.getArgumentTypes()[2]);
+}
+
+TEST(Autodiff, ErrorsAreClear) {
+  Trace trace("loss");
+  Tensor x = trace.input("x", DType::F32, {3});
+  trace.output("loss", x);
+  try {
+    value_and_grad(trace, {"x"});
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("must be a scalar float loss"));
+  }
+  Trace other("loss");
+  Tensor a = other.input("a", DType::F32, {3});
+  other.output("loss", sum(a));
+  EXPECT_THROW(value_and_grad(other, {"nope"}), Error);
+}
+
+} // namespace
