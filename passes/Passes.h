@@ -22,6 +22,10 @@ namespace genesis {
 mlir::FailureOr<mlir::func::FuncOp>
 differentiate(mlir::func::FuncOp forward, llvm::ArrayRef<unsigned> wrt);
 
+/// Builds `@train_step` next to `loss` (see the genesis-train-step pass).
+mlir::FailureOr<mlir::func::FuncOp>
+buildTrainStep(mlir::func::FuncOp loss, const GenesisTrainStepOptions &options);
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

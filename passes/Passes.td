@@ -47,4 +47,62 @@ def GenesisAutodiff : Pass<"genesis-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
+  let summary = "Loss, gradients and optimizer update as one @train_step";
+  let description = [{
+    From `@<function>` (first result a scalar loss; parameters are the
+    arguments with `genesis.role = "parameter"`) builds `@train_step`:
+
+      (parameters..., optimizer state..., batch..., lr: tensor<f32>,
+       step: tensor<i64>) -> (loss, new parameters..., new state...)
+
+    `step` is the 1-based step count and `lr` the step's learning rate, both
+    computed on the host (schedules need no recompilation). State per
+    parameter: none for plain SGD, `<name>.momentum_buffer` for SGD with
+    momentum, `<name>.exp_avg` and `<name>.exp_avg_sq` for Adam and AdamW.
+    A runtime updates parameters and state in place from the results.
+
+    Algorithm:
+    1. Differentiate `@<function>` with respect to its parameters
+       (genesis-autodiff) unless `@<function>_grad` exists.
+    2. With `accumulation = K > 1`, every batch input gets a leading
+       dimension K; the gradient function's body is cloned once per
+       micro-batch on slice k (dropout seeds offset by k), and the losses and
+       gradients are averaged over the K copies, which equals one step on
+       the whole batch of a mean loss.
+    3. Optionally clamp every gradient element to
+       `[-clip-grad-value, clip-grad-value]`, then scale all gradients by
+       `min(1, clip-grad-norm / (global_norm + 1e-6))` (torch's
+       clip_grad_norm_).
+    4. Apply one genesis.sgd_update / sgd_momentum_update / adam_update /
+       adamw_update per parameter with PyTorch semantics; parameters named
+       in `no-decay` form a second group with zero weight decay.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"loss\"",
+           "Name of the loss function">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for sgd and adam, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    ListOption<"noDecay", "no-decay", "std::string",
+               "Parameters (genesis.name) without weight decay">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Maximum global gradient norm (0: no clipping)">,
+    Option<"clipGradValue", "clip-grad-value", "double", /*default=*/"0.0",
+           "Maximum absolute gradient element (0: no clipping)">,
+    Option<"accumulation", "accumulation", "int64_t", /*default=*/"1",
+           "Micro-batches accumulated per step">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 #endif // GENESIS_PASSES_PASSES_TD

@@ -38,10 +38,10 @@ Tensor Linear::forward(const Tensor &x) {
 }
 
 Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim,
-                     Generator &generator)
+                     Generator &generator, double std)
     : weight(register_parameter("weight", [&] {
         HostArray table(DType::F32, {num_embeddings, embedding_dim});
-        generator.fill_normal(table, 0.0, 1.0);
+        generator.fill_normal(table, 0.0, std);
         return table;
       }())) {}
 

@@ -26,11 +26,12 @@ public:
   Parameter *bias = nullptr;
 };
 
-/// Rows of a [num_embeddings, dim] table ~ N(0, 1); forward takes integer ids.
+/// Rows of a [num_embeddings, dim] table ~ N(0, std^2) (torch: std = 1);
+/// forward takes integer ids.
 class Embedding : public Module {
 public:
   Embedding(int64_t num_embeddings, int64_t embedding_dim,
-            Generator &generator = default_generator());
+            Generator &generator = default_generator(), double std = 1.0);
   Tensor forward(const Tensor &ids) override;
   Parameter &weight;
 };

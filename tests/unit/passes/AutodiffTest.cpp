@@ -12,6 +12,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "frontend/Grad.h"
 #include "frontend/nn/Layers.h"
+#include "models/gpt2/Gpt2.h"
 #include "models/mlp/Mlp.h"
 
 #include "gmock/gmock.h"
@@ -104,6 +105,44 @@ double gradientError(const Body &body, std::vector<Input> inputs,
 }
 
 constexpr double kTolerance = 1e-6;
+
+/// The same check for a module's bound parameters: `loss` traces the loss
+/// (adding its own inputs, fed from `inputs`); up to `maxElements` elements
+/// of every parameter are perturbed.
+double moduleGradientError(nn::Module &model,
+                           const std::function<Tensor(Trace &)> &loss,
+                           const std::map<std::string, HostArray> &inputs,
+                           int64_t maxElements) {
+  model.to(DType::F64);
+  Trace trace("loss");
+  trace.bind(model);
+  trace.output("loss", loss(trace));
+  mlir::func::FuncOp gradient = value_and_grad(trace);
+  mlir::func::FuncOp forward = trace.finish();
+  std::vector<HostArray> arguments = trace.arguments(inputs);
+  std::vector<HostArray> analytic = evaluate(gradient, arguments);
+  size_t parameters = model.named_parameters().size();
+  EXPECT_EQ(analytic.size(), 1 + parameters);
+  double worst = 0;
+  // Parameters are bound first, so they are arguments 0 .. P-1.
+  for (size_t p = 0; p < parameters; ++p) {
+    int64_t n = arguments[p].numel();
+    int64_t step = std::max<int64_t>(1, n / maxElements);
+    for (int64_t j = 0; j < n; j += step) {
+      double x = arguments[p].getDouble(j);
+      double h = 1e-6 * std::max(1.0, std::fabs(x));
+      arguments[p].setDouble(j, x + h);
+      double up = evaluate(forward, arguments)[0].getDouble(0);
+      arguments[p].setDouble(j, x - h);
+      double down = evaluate(forward, arguments)[0].getDouble(0);
+      arguments[p].setDouble(j, x);
+      double numeric = (up - down) / (2 * h);
+      worst = std::max(worst, std::fabs(analytic[1 + p].getDouble(j) - numeric) /
+                                  std::max(1.0, std::fabs(numeric)));
+    }
+  }
+  return worst;
+}
 
 #define EXPECT_GRADIENT(body, ...)                                             \
   EXPECT_LT(gradientError(body, __VA_ARGS__), kTolerance)
@@ -309,6 +348,53 @@ TEST(Autodiff, MlpWholeModel) {
               Tensor h = relu(linear(t[4], t[0], t[1]));
               return cross_entropy(linear(h, t[2], t[3]), t[5]);
             }, inputs, /*maxElements=*/64),
+            kTolerance);
+}
+
+TEST(Autodiff, TransformerBlockWholeModel) {
+  // Two Qwen2-style decoder layers: RMSNorm, GQA attention with RoPE, SwiGLU.
+  Generator generator(34);
+  nn::DecoderLayer::Config config;
+  config.hidden = 16;
+  config.intermediate = 24;
+  config.num_heads = 4;
+  config.num_kv_heads = 2;
+  nn::ModuleList<nn::DecoderLayer> layers;
+  for (int i = 0; i < 2; ++i)
+    layers.push_back(std::make_shared<nn::DecoderLayer>(config, generator));
+  HostArray x = random({2, 5, 16}, 35);
+  EXPECT_LT(moduleGradientError(
+                layers,
+                [&](Trace &trace) {
+                  Tensor h = trace.input("x", DType::F64, {2, 5, 16});
+                  for (auto &layer : layers)
+                    h = layer->forward(h);
+                  return mean(h * h);
+                },
+                {{"x", x}}, /*maxElements=*/24),
+            kTolerance);
+}
+
+TEST(Autodiff, TinyGpt2WholeModel) {
+  models::Gpt2Config config;
+  config.vocab_size = 13;
+  config.n_positions = 8;
+  config.n_embd = 8;
+  config.n_layer = 2;
+  config.n_head = 2;
+  Generator generator(36);
+  models::Gpt2 gpt(config, generator);
+  HostArray tokens = ids({2, 6}, {1, 5, 7, 3, 12, 0, 4, 4, 9, 2, 11, 6});
+  HostArray targets = ids({12}, {5, 7, 3, 12, 0, -100, 4, 9, 2, 11, 6, 1});
+  EXPECT_LT(moduleGradientError(
+                gpt,
+                [&](Trace &trace) {
+                  Tensor logits =
+                      gpt(trace.input("ids", DType::I64, {2, 6}));
+                  return cross_entropy(logits.reshape({12, 13}),
+                                       trace.input("targets", DType::I64, {12}));
+                },
+                {{"ids", tokens}, {"targets", targets}}, /*maxElements=*/24),
             kTolerance);
 }
 

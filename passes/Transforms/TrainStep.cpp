@@ -1,0 +1,299 @@
+//===- TrainStep.cpp - One compiled training step --------------------------===//
+//
+// Implements genesis-train-step; Passes.td states the algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <numeric>
+
+namespace genesis {
+#define GEN_PASS_DEF_GENESISTRAINSTEP
+#include "passes/Passes.h.inc"
+} // namespace genesis
+
+using namespace mlir;
+using namespace genesis;
+
+namespace {
+
+StringRef attrOf(func::FuncOp function, unsigned i, StringRef key) {
+  auto attr = function.getArgAttrOfType<StringAttr>(i, key);
+  return attr ? attr.getValue() : StringRef();
+}
+
+Value splat(OpBuilder &builder, Location loc, Type type, double value) {
+  auto tensor = cast<RankedTensorType>(type);
+  Type element = tensor.getElementType();
+  Attribute scalar = isa<FloatType>(element)
+                         ? Attribute(builder.getFloatAttr(element, value))
+                         : Attribute(builder.getIntegerAttr(
+                               element, static_cast<int64_t>(value)));
+  return ConstantOp::create(
+      builder, loc, cast<ElementsAttr>(DenseElementsAttr::get(tensor, scalar)));
+}
+
+/// Micro-batch k of an argument with a leading accumulation dimension.
+Value microBatch(OpBuilder &builder, Location loc, Value batched, int64_t k,
+                 Type slice) {
+  auto type = cast<RankedTensorType>(batched.getType());
+  SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape()),
+      stride(type.getRank(), 1);
+  start[0] = k;
+  limit[0] = k + 1;
+  Value piece = SliceOp::create(builder, loc, batched, start, limit, stride);
+  return ReshapeOp::create(builder, loc, slice, piece);
+}
+
+} // namespace
+
+FailureOr<func::FuncOp>
+genesis::buildTrainStep(func::FuncOp loss,
+                        const GenesisTrainStepOptions &options) {
+  StringRef optimizer = options.optimizer;
+  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
+    return loss.emitError("genesis-train-step: unknown optimizer '")
+           << optimizer << "' (expected sgd, adam or adamw)";
+  if (options.accumulation < 1)
+    return loss.emitError("genesis-train-step: accumulation must be >= 1");
+  auto module = loss->getParentOfType<ModuleOp>();
+  if (!module)
+    return loss.emitError("genesis-train-step: the loss must be in a module");
+  if (module.lookupSymbol("train_step"))
+    return loss.emitError("genesis-train-step: @train_step already exists");
+
+  SmallVector<unsigned> parameters, others;
+  for (unsigned i = 0; i < loss.getNumArguments(); ++i)
+    (attrOf(loss, i, "genesis.role") == "parameter" ? parameters : others)
+        .push_back(i);
+  if (parameters.empty())
+    return loss.emitError("genesis-train-step: @")
+           << loss.getSymName() << " has no argument with genesis.role = "
+           << "\"parameter\"";
+
+  // 1. The gradient function.
+  func::FuncOp gradient = module.lookupSymbol<func::FuncOp>(
+      (loss.getSymName() + "_grad").str());
+  if (!gradient) {
+    FailureOr<func::FuncOp> built = differentiate(loss, parameters);
+    if (failed(built))
+      return failure();
+    gradient = *built;
+  }
+  unsigned numLossResults = loss.getNumResults();
+  if (gradient.getNumResults() != numLossResults + parameters.size())
+    return gradient.emitError("genesis-train-step: @")
+           << gradient.getSymName() << " must return the results of @"
+           << loss.getSymName() << " and one gradient per parameter";
+
+  // The signature: parameters, optimizer state, batch, lr, step.
+  bool momentum = optimizer == "sgd" && options.momentum != 0.0;
+  SmallVector<std::string> stateSuffixes;
+  if (momentum)
+    stateSuffixes = {"momentum_buffer"};
+  else if (optimizer != "sgd")
+    stateSuffixes = {"exp_avg", "exp_avg_sq"};
+  int64_t micro = options.accumulation;
+
+  OpBuilder builder(module.getContext());
+  Location loc = loss.getLoc();
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto addArg = [&](Type type, StringRef name, StringRef role) {
+    argTypes.push_back(type);
+    argAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("genesis.name", builder.getStringAttr(name)),
+         builder.getNamedAttr("genesis.role", builder.getStringAttr(role))}));
+  };
+  for (unsigned i : parameters)
+    addArg(loss.getArgumentTypes()[i], attrOf(loss, i, "genesis.name"),
+           "parameter");
+  for (const std::string &suffix : stateSuffixes)
+    for (unsigned i : parameters)
+      addArg(loss.getArgumentTypes()[i],
+             (attrOf(loss, i, "genesis.name") + "." + suffix).str(),
+             "optimizer_state");
+  for (unsigned i : others) {
+    auto type = cast<RankedTensorType>(loss.getArgumentTypes()[i]);
+    bool split = micro > 1 && attrOf(loss, i, "genesis.role") == "input";
+    SmallVector<int64_t> shape;
+    if (split)
+      shape.push_back(micro);
+    llvm::append_range(shape, type.getShape());
+    addArg(type.clone(shape), attrOf(loss, i, "genesis.name"),
+           attrOf(loss, i, "genesis.role"));
+  }
+  auto lrType = RankedTensorType::get({}, builder.getF32Type());
+  auto stepType = RankedTensorType::get({}, builder.getI64Type());
+  addArg(lrType, "lr", "lr");
+  addArg(stepType, "step", "step");
+
+  builder.setInsertionPointAfter(gradient);
+  auto step = func::FuncOp::create(builder, loc, "train_step",
+                                   builder.getFunctionType(argTypes, {}));
+  step.setAllArgAttrs(argAttrs);
+  Block *entry = step.addEntryBlock();
+  builder.setInsertionPointToEnd(entry);
+  unsigned numParams = parameters.size();
+  unsigned stateBase = numParams;
+  unsigned batchBase = stateBase + numParams * stateSuffixes.size();
+  Value lr = step.getArgument(batchBase + others.size());
+  Value stepCount = step.getArgument(batchBase + others.size() + 1);
+
+  // 2. Clone the gradient body once per micro-batch.
+  Value totalLoss;
+  SmallVector<Value> grads(numParams);
+  Block &gradBody = gradient.getBody().front();
+  for (int64_t k = 0; k < micro; ++k) {
+    IRMapping mapping;
+    for (auto [n, i] : llvm::enumerate(parameters))
+      mapping.map(gradBody.getArgument(i), step.getArgument(n));
+    for (auto [n, i] : llvm::enumerate(others)) {
+      Value arg = step.getArgument(batchBase + n);
+      Type original = loss.getArgumentTypes()[i];
+      if (arg.getType() != original)
+        arg = microBatch(builder, loc, arg, k, original);
+      else if (k > 0 && attrOf(loss, i, "genesis.role") == "rng_seed")
+        arg = AddOp::create(builder, loc, arg,
+                            splat(builder, loc, arg.getType(),
+                                  static_cast<double>(k)));
+      mapping.map(gradBody.getArgument(i), arg);
+    }
+    for (Operation &op : gradBody.without_terminator())
+      builder.clone(op, mapping);
+    auto results = gradBody.getTerminator()->getOperands();
+    Value lossK = mapping.lookup(results[0]);
+    totalLoss = k == 0 ? lossK : AddOp::create(builder, loc, totalLoss, lossK);
+    for (unsigned p = 0; p < numParams; ++p) {
+      Value g = mapping.lookup(results[numLossResults + p]);
+      grads[p] = k == 0 ? g : AddOp::create(builder, loc, grads[p], g);
+    }
+  }
+  if (micro > 1) {
+    double inverse = 1.0 / static_cast<double>(micro);
+    totalLoss = MulOp::create(builder, loc, totalLoss,
+                              splat(builder, loc, totalLoss.getType(), inverse));
+    for (Value &g : grads)
+      g = MulOp::create(builder, loc, g, splat(builder, loc, g.getType(), inverse));
+  }
+
+  // 3. Clipping.
+  if (options.clipGradValue > 0.0)
+    for (Value &g : grads) {
+      double bound = options.clipGradValue;
+      g = MinOp::create(builder, loc,
+                        MaxOp::create(builder, loc, g,
+                                      splat(builder, loc, g.getType(), -bound)),
+                        splat(builder, loc, g.getType(), bound));
+    }
+  if (options.clipGradNorm > 0.0) {
+    Value norm = GlobalNormOp::create(builder, loc, grads);
+    Value coefficient = MinOp::create(
+        builder, loc,
+        DivOp::create(builder, loc,
+                      splat(builder, loc, norm.getType(), options.clipGradNorm),
+                      AddOp::create(builder, loc, norm,
+                                    splat(builder, loc, norm.getType(), 1e-6))),
+        splat(builder, loc, norm.getType(), 1.0));
+    for (Value &g : grads) {
+      auto type = cast<RankedTensorType>(g.getType());
+      auto scalarType = RankedTensorType::get({}, type.getElementType());
+      Value scale = scalarType == coefficient.getType()
+                        ? coefficient
+                        : CastOp::create(builder, loc, scalarType, coefficient);
+      g = MulOp::create(builder, loc, g,
+                        BroadcastInDimOp::create(builder, loc, type, scale,
+                                                 ArrayRef<int64_t>{}));
+    }
+  }
+
+  // 4. Updates.
+  SmallVector<Value> newParams, newState(numParams * stateSuffixes.size());
+  for (unsigned p = 0; p < numParams; ++p) {
+    Value param = step.getArgument(p);
+    StringRef name = attrOf(loss, parameters[p], "genesis.name");
+    double decay = llvm::is_contained(options.noDecay, name.str())
+                       ? 0.0
+                       : static_cast<double>(options.weightDecay);
+    FloatAttr decayAttr = builder.getF64FloatAttr(decay);
+    if (optimizer == "sgd" && !momentum) {
+      newParams.push_back(
+          SgdUpdateOp::create(builder, loc, param, grads[p], lr, decayAttr));
+    } else if (optimizer == "sgd") {
+      auto update = SgdMomentumUpdateOp::create(
+          builder, loc, param, grads[p], step.getArgument(stateBase + p), lr,
+          stepCount, builder.getF64FloatAttr(options.momentum),
+          builder.getF64FloatAttr(options.dampening), decayAttr,
+          options.nesterov ? builder.getUnitAttr() : UnitAttr());
+      newParams.push_back(update.getNewParam());
+      newState[p] = update.getNewMomentumBuffer();
+    } else {
+      Value m = step.getArgument(stateBase + p),
+            v = step.getArgument(stateBase + numParams + p);
+      FloatAttr b1 = builder.getF64FloatAttr(options.beta1),
+                b2 = builder.getF64FloatAttr(options.beta2),
+                eps = builder.getF64FloatAttr(options.epsilon);
+      Operation *update =
+          optimizer == "adam"
+              ? AdamUpdateOp::create(builder, loc, param, grads[p], m, v, lr,
+                                     stepCount, b1, b2, eps, decayAttr)
+                    .getOperation()
+              : AdamWUpdateOp::create(builder, loc, param, grads[p], m, v, lr,
+                                      stepCount, b1, b2, eps, decayAttr)
+                    .getOperation();
+      newParams.push_back(update->getResult(0));
+      newState[p] = update->getResult(1);
+      newState[numParams + p] = update->getResult(2);
+    }
+  }
+
+  SmallVector<Value> results = {totalLoss};
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, newState);
+  func::ReturnOp::create(builder, loc, results);
+  step.setFunctionType(builder.getFunctionType(
+      argTypes, ValueRange(results).getTypes()));
+  step.setResultAttr(0, "genesis.name", builder.getStringAttr("loss"));
+  for (unsigned r = 1; r < results.size(); ++r)
+    step.setResultAttr(r, "genesis.name",
+                       step.getArgAttrOfType<StringAttr>(r - 1, "genesis.name"));
+  return step;
+}
+
+namespace {
+
+struct GenesisTrainStepPass
+    : public genesis::impl::GenesisTrainStepBase<GenesisTrainStepPass> {
+  using GenesisTrainStepBase::GenesisTrainStepBase;
+
+  void runOnOperation() override {
+    auto loss = getOperation().lookupSymbol<func::FuncOp>(function);
+    if (!loss) {
+      getOperation().emitError("genesis-train-step: no function @") << function;
+      return signalPassFailure();
+    }
+    GenesisTrainStepOptions options;
+    options.function = function;
+    options.optimizer = optimizer;
+    options.momentum = momentum;
+    options.dampening = dampening;
+    options.nesterov = nesterov;
+    options.weightDecay = weightDecay;
+    options.beta1 = beta1;
+    options.beta2 = beta2;
+    options.epsilon = epsilon;
+    options.noDecay.assign(noDecay.begin(), noDecay.end());
+    options.clipGradNorm = clipGradNorm;
+    options.clipGradValue = clipGradValue;
+    options.accumulation = accumulation;
+    if (failed(buildTrainStep(loss, options)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

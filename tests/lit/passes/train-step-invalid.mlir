@@ -1,0 +1,19 @@
+// Each error of genesis-train-step is one diagnostic naming the problem.
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="optimizer=lion" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step 2>&1 | FileCheck %s --check-prefix=NOPARAM
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="function=nope" 2>&1 | FileCheck %s --check-prefix=NOFUNC
+
+// BAD: error: genesis-train-step: unknown optimizer 'lion' (expected sgd, adam or adamw)
+// NOFUNC: error: genesis-train-step: no function @nope
+func.func @loss(%w: tensor<2xf32> {genesis.name = "w", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.reduce_sum %w dims [0] : tensor<2xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// NOPARAM: error: genesis-train-step: @loss has no argument with genesis.role = "parameter"
+func.func @loss(%x: tensor<2xf32> {genesis.name = "x", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.reduce_sum %x dims [0] : tensor<2xf32>
+  return %0 : tensor<f32>
+}
