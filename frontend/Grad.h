@@ -10,7 +10,9 @@
 
 #include "frontend/Trace.h"
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace genesis {
@@ -22,6 +24,22 @@ namespace genesis {
 /// genesis::Error with the pass's message on failure.
 mlir::func::FuncOp value_and_grad(Trace &trace,
                                   const std::vector<std::string> &wrt = {});
+
+/// A function of traced tensors; differentiated functions return a scalar.
+using TracedFunction = std::function<Tensor(const std::vector<Tensor> &)>;
+
+/// JAX's value_and_grad(f, argnums) on concrete arrays: returns f's value and
+/// its gradients with respect to the arguments listed in `argnums`. `f` is
+/// traced and differentiated on the first call for each combination of
+/// argument dtypes and shapes (like jax.jit's cache) and evaluated by the
+/// reference evaluator.
+std::function<std::pair<HostArray, std::vector<HostArray>>(
+    const std::vector<HostArray> &)>
+value_and_grad(TracedFunction f, std::vector<int> argnums = {0});
+
+/// JAX's grad(f, argnums): the gradients only.
+std::function<std::vector<HostArray>(const std::vector<HostArray> &)>
+grad(TracedFunction f, std::vector<int> argnums = {0});
 
 } // namespace genesis
 

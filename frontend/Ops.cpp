@@ -111,6 +111,20 @@ void checkSameDType(Trace &trace, Site site, const Tensor &a, const Tensor &b,
                          "); cast one with .to() first");
 }
 
+/// The trace and values of a non-empty list of tensors of one trace.
+std::pair<Trace *, SmallVector<Value>>
+valuesOf(const std::vector<Tensor> &tensors, Site site, const char *what) {
+  if (tensors.empty())
+    throw Error(std::string(site.file) + ":" + std::to_string(site.line) +
+                ": " + what + " needs at least one tensor");
+  SmallVector<Value> values;
+  for (const Tensor &t : tensors) {
+    traceOf({&tensors.front(), &t}, site);
+    values.push_back(t.value());
+  }
+  return {&tensors.front().trace(), values};
+}
+
 template <typename OpT>
 Tensor broadcastBinary(const Tensor &a, const Tensor &b, Site site,
                        const char *what) {
@@ -451,6 +465,10 @@ Tensor relu(const Tensor &x, Site site) { return unaryOp<ReluOp>(x, site); }
 Tensor silu(const Tensor &x, Site site) { return unaryOp<SiluOp>(x, site); }
 Tensor sin(const Tensor &x, Site site) { return unaryOp<SinOp>(x, site); }
 Tensor cos(const Tensor &x, Site site) { return unaryOp<CosOp>(x, site); }
+Tensor erf(const Tensor &x, Site site) { return unaryOp<ErfOp>(x, site); }
+Tensor detach(const Tensor &x, Site site) {
+  return unaryOp<StopGradientOp>(x, site);
+}
 
 Tensor gelu(const Tensor &x, const std::string &approximate, Site site) {
   Trace &trace = traceOf({&x}, site);
@@ -530,23 +548,13 @@ Tensor broadcast_to(const Tensor &x, const Shape &shape, Site site) {
 }
 
 Tensor cat(const std::vector<Tensor> &tensors, int64_t dim, Site site) {
-  if (tensors.empty())
-    throw Error(std::string(site.file) + ":" + std::to_string(site.line) +
-                ": cat needs at least one tensor");
-  Trace &trace = traceOf({&tensors.front()}, site);
-  SmallVector<Value> values;
-  for (const Tensor &t : tensors) {
-    traceOf({&tensors.front(), &t}, site);
-    values.push_back(t.value());
-  }
-  uint64_t axis = normalizeDim(trace, site, dim, tensors.front().dim());
-  return emit<ConcatOp>(trace, site, ValueRange(values), axis);
+  auto [trace, values] = valuesOf(tensors, site, "cat");
+  uint64_t axis = normalizeDim(*trace, site, dim, tensors.front().dim());
+  return emit<ConcatOp>(*trace, site, ValueRange(values), axis);
 }
 
 Tensor stack(const std::vector<Tensor> &tensors, int64_t dim, Site site) {
-  if (tensors.empty())
-    throw Error(std::string(site.file) + ":" + std::to_string(site.line) +
-                ": stack needs at least one tensor");
+  valuesOf(tensors, site, "stack");
   int64_t axis = dim < 0 ? dim + tensors.front().dim() + 1 : dim;
   std::vector<Tensor> expanded;
   for (const Tensor &t : tensors)
@@ -581,6 +589,21 @@ Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index,
   Trace &trace = traceOf({&x, &index}, site);
   uint64_t axis = normalizeDim(trace, site, dim, x.dim());
   return emit<TakeOp>(trace, site, x.value(), index.value(), axis);
+}
+
+Tensor index_add(const Tensor &x, int64_t dim, const Tensor &index,
+                 const Tensor &source, Site site) {
+  Trace &trace = traceOf({&x, &index, &source}, site);
+  uint64_t axis = normalizeDim(trace, site, dim, x.dim());
+  return emit<ScatterAddOp>(trace, site, x.value(), index.value(),
+                            source.value(), axis);
+}
+
+Tensor pad(const Tensor &x, const Shape &low, const Shape &high, Site site) {
+  Trace &trace = traceOf({&x}, site);
+  Shape interior(x.dim(), 0);
+  return emit<PadOp>(trace, site, x.value(), ArrayRef<int64_t>(low),
+                     ArrayRef<int64_t>(high), ArrayRef<int64_t>(interior));
 }
 
 //===----------------------------------------------------------------------===//
@@ -670,6 +693,11 @@ Tensor argmax(const Tensor &x, int64_t dim, bool keepdim, Site site) {
 //===----------------------------------------------------------------------===//
 // Neural-network functions
 //===----------------------------------------------------------------------===//
+
+Tensor global_norm(const std::vector<Tensor> &tensors, Site site) {
+  auto [trace, values] = valuesOf(tensors, site, "global_norm");
+  return emit<GlobalNormOp>(*trace, site, ValueRange(values));
+}
 
 /// rows-of-x @ w (or w^T): an N-D by 2-D product as one flattened GEMM.
 static Tensor rowsTimesMatrix(const Tensor &x, const Tensor &w,

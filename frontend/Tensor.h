@@ -161,6 +161,7 @@ Tensor gelu(const Tensor &x, const std::string &approximate = "none",
             Site site = Site::current());
 Tensor silu(const Tensor &x, Site site = Site::current());
 Tensor sin(const Tensor &x, Site site = Site::current());
+Tensor erf(const Tensor &x, Site site = Site::current());
 Tensor cos(const Tensor &x, Site site = Site::current());
 
 Tensor eq(const Tensor &a, const Tensor &b, Site site = Site::current());
@@ -198,6 +199,17 @@ Tensor broadcast_to(const Tensor &x, const Shape &shape,
 /// Rows of `x` along `dim` at integer `index` (any shape), numpy.take.
 Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index,
                     Site site = Site::current());
+/// torch.index_add: `x` plus `source` added at rows `index` along `dim`;
+/// repeated indices accumulate.
+Tensor index_add(const Tensor &x, int64_t dim, const Tensor &index,
+                 const Tensor &source, Site site = Site::current());
+/// Zero padding: `low[d]` elements before and `high[d]` after dimension d
+/// (explicit per dimension, unlike torch.nn.functional.pad's reversed pairs).
+Tensor pad(const Tensor &x, const Shape &low, const Shape &high,
+           Site site = Site::current());
+/// The same values, treated as a constant by differentiation (torch detach,
+/// jax.lax.stop_gradient).
+Tensor detach(const Tensor &x, Site site = Site::current());
 
 //===----------------------------------------------------------------------===//
 // Reductions
@@ -225,6 +237,11 @@ Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false,
 // Neural-network functions
 //===----------------------------------------------------------------------===//
 
+/// sqrt of the sum of squares of all elements of all tensors (what
+/// clip_grad_norm_ compares with its maximum); f64 if a tensor is f64, else
+/// f32.
+Tensor global_norm(const std::vector<Tensor> &tensors,
+                   Site site = Site::current());
 /// torch.matmul: 1-D operands, batch broadcasting; an N-D @ 2-D product is
 /// one GEMM over the flattened rows, without copying the matrix.
 Tensor matmul(const Tensor &a, const Tensor &b, Site site = Site::current());

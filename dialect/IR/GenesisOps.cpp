@@ -985,7 +985,11 @@ LogicalResult GlobalNormOp::inferReturnTypes(MLIRContext *context,
   if (adaptor.getInputs().empty())
     return ShapeRule(loc, getOperationName())
         .fail("needs at least one input");
-  types.push_back(RankedTensorType::get({}, Float32Type::get(context)));
+  bool wide = llvm::any_of(adaptor.getInputs().getTypes(), [](Type type) {
+    return cast<ShapedType>(type).getElementType().isF64();
+  });
+  types.push_back(RankedTensorType::get(
+      {}, wide ? Type(Float64Type::get(context)) : Float32Type::get(context)));
   return success();
 }
 

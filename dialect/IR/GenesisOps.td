@@ -847,15 +847,16 @@ def Genesis_AdamWUpdateOp : Genesis_AdamLikeOp<"adamw_update",
 def Genesis_GlobalNormOp : Genesis_InferredOp<"global_norm", [Genesis_Differentiable]> {
   let summary = "Euclidean norm of a set of tensors taken together";
   let description = [{
-    `result = sqrt(sum over all inputs and elements of x^2)` as a scalar
-    f32, the quantity `clip_grad_norm_` compares against its maximum.
+    `result = sqrt(sum over all inputs and elements of x^2)`, the quantity
+    `clip_grad_norm_` compares against its maximum, as a scalar of at least
+    f32 precision: f64 when an input is f64, f32 otherwise.
 
     ```mlir
     %n = genesis.global_norm %g0, %g1 : tensor<4x8xf32>, tensor<8xf32>
     ```
   }];
   let arguments = (ins Variadic<Genesis_FloatTensor>:$inputs);
-  let results = (outs Genesis_ScalarF32:$result);
+  let results = (outs 0DTensorOf<[F32, F64]>:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
 

@@ -712,3 +712,556 @@ func.func @loss(%x: tensor<2x3xf32> {genesis.name = "x", genesis.role = "paramet
   %8 = genesis.reduce_sum %7 dims [0] : tensor<2xf32>
   return %8 : tensor<f32>
 }
+
+// -----
+
+// d/dx |x| = g * sign(x) (0 at x = 0).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[S:.+]] = genesis.sign %[[X]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[S]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.abs %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// d/dx sqrt(x) = (0.5 g) / sqrt(x), reusing the forward sqrt.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[Y:.+]] = genesis.sqrt %[[X]] : tensor<4xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[Y]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[H:.+]] = genesis.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK: %[[GH:.+]] = genesis.mul %[[G]], %[[H]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.div %[[GH]], %[[Y]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.sqrt %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// y = x^(-1/2): d/dx = -1/2 x^(-3/2) = (-0.5 g) * y^3.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[Y:.+]] = genesis.rsqrt %[[X]] : tensor<4xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[Y]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[Y2:.+]] = genesis.mul %[[Y]], %[[Y]] : tensor<4xf32>
+// CHECK: %[[Y3:.+]] = genesis.mul %[[Y]], %[[Y2]] : tensor<4xf32>
+// CHECK: %[[MH:.+]] = genesis.constant dense<-5.000000e-01> : tensor<4xf32>
+// CHECK: %[[GM:.+]] = genesis.mul %[[G]], %[[MH]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[GM]], %[[Y3]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.rsqrt %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// d/dx sigmoid(x) = g * y (1 - y), reusing the forward sigmoid.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[Y:.+]] = genesis.sigmoid %[[X]] : tensor<4xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[Y]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[ONE:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[OMY:.+]] = genesis.sub %[[ONE]], %[[Y]] : tensor<4xf32>
+// CHECK: %[[D:.+]] = genesis.mul %[[Y]], %[[OMY]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[D]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.sigmoid %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// silu(x) = x s(x), s = sigmoid(x): d/dx = s (1 + x (1 - s)).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[ONE:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[S:.+]] = genesis.sigmoid %[[X]] : tensor<4xf32>
+// CHECK: %[[OMS:.+]] = genesis.sub %[[ONE]], %[[S]] : tensor<4xf32>
+// CHECK: %[[XOMS:.+]] = genesis.mul %[[X]], %[[OMS]] : tensor<4xf32>
+// CHECK: %[[P:.+]] = genesis.add %[[ONE]], %[[XOMS]] : tensor<4xf32>
+// CHECK: %[[D:.+]] = genesis.mul %[[S]], %[[P]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[D]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.silu %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// d/dx sin(x) = g * cos(x).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[C:.+]] = genesis.cos %[[X]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[C]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.sin %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// d/dx cos(x) = -(g * sin(x)).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[S:.+]] = genesis.sin %[[X]] : tensor<4xf32>
+// CHECK: %[[GS:.+]] = genesis.mul %[[G]], %[[S]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.neg %[[GS]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.cos %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// d/dx erf(x) = g * (2 / sqrt(pi)) exp(-x^2); 2 / sqrt(pi) = 1.12837923.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[X2:.+]] = genesis.mul %[[X]], %[[X]] : tensor<4xf32>
+// CHECK: %[[NX2:.+]] = genesis.neg %[[X2]] : tensor<4xf32>
+// CHECK: %[[E:.+]] = genesis.exp %[[NX2]] : tensor<4xf32>
+// CHECK: %[[K:.+]] = genesis.constant dense<1.12837923> : tensor<4xf32>
+// CHECK: %[[D:.+]] = genesis.mul %[[E]], %[[K]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[D]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.erf %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// gelu (default erf form) = x Phi(x): d/dx = Phi(x) + x phi(x), with
+// Phi(x) = 0.5 (1 + erf(x / sqrt(2))) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi);
+// 1 / sqrt(2) = 0.707106769, 1 / sqrt(2 pi) = 0.398942292.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[ONE:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[R2:.+]] = genesis.constant dense<0.707106769> : tensor<4xf32>
+// CHECK: %[[XR2:.+]] = genesis.mul %[[X]], %[[R2]]
+// CHECK: %[[ERF:.+]] = genesis.erf %[[XR2]]
+// CHECK: %[[OPE:.+]] = genesis.add %[[ONE]], %[[ERF]]
+// CHECK: %[[H:.+]] = genesis.constant dense<5.000000e-01>
+// CHECK: %[[CDF:.+]] = genesis.mul %[[OPE]], %[[H]]
+// CHECK: %[[X2:.+]] = genesis.mul %[[X]], %[[X]]
+// CHECK: %[[MH:.+]] = genesis.constant dense<-5.000000e-01>
+// CHECK: %[[X2H:.+]] = genesis.mul %[[X2]], %[[MH]]
+// CHECK: %[[E:.+]] = genesis.exp %[[X2H]]
+// CHECK: %[[N:.+]] = genesis.constant dense<0.398942292>
+// CHECK: %[[PDF:.+]] = genesis.mul %[[E]], %[[N]]
+// CHECK: %[[XPDF:.+]] = genesis.mul %[[X]], %[[PDF]]
+// CHECK: %[[D:.+]] = genesis.add %[[CDF]], %[[XPDF]]
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[D]]
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.gelu %x : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// x - y: dx = g, dy = -g.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%{{.+}}: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %{{.+}}: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"}, tensor<4xf32> {genesis.name = "grad:y"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[DY:.+]] = genesis.neg %[[G]] : tensor<4xf32>
+// CHECK-NEXT: return %[[L]], %[[G]], %[[DY]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %y: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.sub %x, %y : tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// z = x^y: dx = g * y x^(y - 1); dy = g * z log(x), forced to 0 where x = 0
+// and y >= 0 (where log(x) = -inf would give NaN).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[Y:.+]]: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"}, tensor<4xf32> {genesis.name = "grad:y"})
+// CHECK: %[[Z:.+]] = genesis.pow %[[X]], %[[Y]] : tensor<4xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[Z]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[ZERO:.+]] = genesis.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[ONE:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[YM1:.+]] = genesis.sub %[[Y]], %[[ONE]]
+// CHECK: %[[P:.+]] = genesis.pow %[[X]], %[[YM1]]
+// CHECK: %[[YP:.+]] = genesis.mul %[[Y]], %[[P]]
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[YP]]
+// CHECK: %[[LOGX:.+]] = genesis.log %[[X]]
+// CHECK: %[[GE:.+]] = genesis.compare ge, %[[Y]], %[[ZERO]]
+// CHECK: %[[EQ:.+]] = genesis.compare eq, %[[X]], %[[ZERO]]
+// CHECK: %[[MASK:.+]] = genesis.and %[[EQ]], %[[GE]]
+// CHECK: %[[ZL:.+]] = genesis.mul %[[Z]], %[[LOGX]]
+// CHECK: %[[GZL:.+]] = genesis.mul %[[G]], %[[ZL]]
+// CHECK: %[[DY:.+]] = genesis.select %[[MASK]], %[[ZERO]], %[[GZL]]
+// CHECK: return %[[L]], %[[DX]], %[[DY]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %y: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.pow %x, %y : tensor<4xf32>, tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// min routes g to the smaller operand; ties split it 0.5 / 0.5.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[Y:.+]]: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"}, tensor<4xf32> {genesis.name = "grad:y"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[ONE:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[HALF:.+]] = genesis.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK: %[[ZERO:.+]] = genesis.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[EQ:.+]] = genesis.compare eq, %[[X]], %[[Y]]
+// CHECK: %[[TIE:.+]] = genesis.select %[[EQ]], %[[HALF]], %[[ZERO]]
+// CHECK: %[[LT:.+]] = genesis.compare lt, %[[X]], %[[Y]]
+// CHECK: %[[WX:.+]] = genesis.select %[[LT]], %[[ONE]], %[[TIE]]
+// CHECK: %[[DX:.+]] = genesis.mul %[[G]], %[[WX]]
+// CHECK: %[[ONE2:.+]] = genesis.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[HALF2:.+]] = genesis.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK: %[[ZERO2:.+]] = genesis.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK: %[[EQ2:.+]] = genesis.compare eq, %[[Y]], %[[X]]
+// CHECK: %[[TIE2:.+]] = genesis.select %[[EQ2]], %[[HALF2]], %[[ZERO2]]
+// CHECK: %[[LT2:.+]] = genesis.compare lt, %[[Y]], %[[X]]
+// CHECK: %[[WY:.+]] = genesis.select %[[LT2]], %[[ONE2]], %[[TIE2]]
+// CHECK: %[[DY:.+]] = genesis.mul %[[G]], %[[WY]]
+// CHECK: return %[[L]], %[[DX]], %[[DY]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}, %y: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.min %x, %y : tensor<4xf32>, tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<4xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// A float cast's gradient is the cast back: f32 -> f64, exp in f64, -> f32.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[X64:.+]] = genesis.cast %[[X]] : tensor<4xf32> to tensor<4xf64>
+// CHECK: %[[E:.+]] = genesis.exp %[[X64]] : tensor<4xf64>
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G64:.+]] = genesis.cast %[[G]] : tensor<4xf32> to tensor<4xf64>
+// CHECK: %[[GE:.+]] = genesis.mul %[[G64]], %[[E]] : tensor<4xf64>
+// CHECK: %[[DX:.+]] = genesis.cast %[[GE]] : tensor<4xf64> to tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]] : tensor<f32>, tensor<4xf32>
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.cast %x : tensor<4xf32> to tensor<4xf64>
+  %1 = genesis.exp %0 : tensor<4xf64>
+  %2 = genesis.cast %1 : tensor<4xf64> to tensor<4xf32>
+  %3 = genesis.reduce_sum %2 dims [0] : tensor<4xf32>
+  return %3 : tensor<f32>
+}
+
+// -----
+
+// pad low [1, 0] high [0, 2] interior [0, 1] of a 2x3 gives a 3x7 holding x
+// at rows 1..2 and columns 0, 2, 4: the gradient slices those back out.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3xf32> {genesis.name = "grad:x"})
+// CHECK: %[[E:.+]] = genesis.exp
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[E]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[GE:.+]] = genesis.mul %[[G]], %[[E]] : tensor<3x7xf32>
+// CHECK: %[[DX:.+]] = genesis.slice %[[GE]] start [1, 0] limit [3, 5] stride [1, 2] : tensor<3x7xf32>
+// CHECK: return %[[L]], %[[DX]] : tensor<f32>, tensor<2x3xf32>
+func.func @loss(%x: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.pad %x low [1, 0] high [0, 2] interior [0, 1] : tensor<2x3xf32>
+  %1 = genesis.exp %0 : tensor<3x7xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1] : tensor<3x7xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// scatter_add: the operand gets g unchanged, the updates gather g's rows.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<10x4xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[IDS:.+]]: tensor<3xi64> {genesis.name = "ids", genesis.role = "input"}, %[[U:.+]]: tensor<3x4xf32> {genesis.name = "u", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<10x4xf32> {genesis.name = "grad:x"}, tensor<3x4xf32> {genesis.name = "grad:u"})
+// CHECK: %[[S:.+]] = genesis.scatter_add %[[X]], %[[IDS]], %[[U]] axis 0
+// CHECK: %[[E:.+]] = genesis.exp %[[S]]
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[E]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[GE:.+]] = genesis.mul %[[G]], %[[E]] : tensor<10x4xf32>
+// CHECK: %[[DU:.+]] = genesis.take %[[GE]], %[[IDS]] axis 0 : tensor<10x4xf32>, tensor<3xi64>
+// CHECK: return %[[L]], %[[GE]], %[[DU]] : tensor<f32>, tensor<10x4xf32>, tensor<3x4xf32>
+func.func @loss(%x: tensor<10x4xf32> {genesis.name = "x", genesis.role = "parameter"}, %ids: tensor<3xi64> {genesis.name = "ids", genesis.role = "input"}, %u: tensor<3x4xf32> {genesis.name = "u", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.scatter_add %x, %ids, %u axis 0 : tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>
+  %1 = genesis.exp %0 : tensor<10x4xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1] : tensor<10x4xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// reduce_min: g goes to the positions equal to the min, split among ties.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3xf32> {genesis.name = "grad:x"})
+// CHECK: %[[M:.+]] = genesis.reduce_min %[[X]] dims [1] : tensor<2x3xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[M]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim {{.*}} -> tensor<2xf32>
+// CHECK: %[[MR:.+]] = genesis.reshape %[[M]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK: %[[MB:.+]] = genesis.broadcast_in_dim %[[MR]], [0, 1] : tensor<2x1xf32> -> tensor<2x3xf32>
+// CHECK: %[[EQ:.+]] = genesis.compare eq, %[[X]], %[[MB]]
+// CHECK: %[[HIT:.+]] = genesis.cast %[[EQ]] : tensor<2x3xi1> to tensor<2x3xf32>
+// CHECK: %[[CNT:.+]] = genesis.reduce_sum %[[HIT]] dims [1] keepdim
+// CHECK: %[[CNTB:.+]] = genesis.broadcast_in_dim %[[CNT]]
+// CHECK: %[[GR:.+]] = genesis.reshape %[[G]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK: %[[GB:.+]] = genesis.broadcast_in_dim %[[GR]], [0, 1] : tensor<2x1xf32> -> tensor<2x3xf32>
+// CHECK: %[[GH:.+]] = genesis.mul %[[GB]], %[[HIT]]
+// CHECK: %[[DX:.+]] = genesis.div %[[GH]], %[[CNTB]]
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.reduce_min %x dims [1] : tensor<2x3xf32>
+  %1 = genesis.reduce_sum %0 dims [0] : tensor<2xf32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// y = log_softmax(x): dx = g - exp(y) sum(g), with exp(y) = softmax(x).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x5xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[T:.+]]: tensor<2x5xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x5xf32> {genesis.name = "grad:x"})
+// CHECK: %[[Y:.+]] = genesis.log_softmax %[[X]] dim 1
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]]
+// CHECK: %[[SG:.+]] = genesis.reduce_sum %[[G]] dims [1] keepdim
+// CHECK: %[[SGB:.+]] = genesis.broadcast_in_dim %[[SG]], [0, 1] : tensor<2x1xf32> -> tensor<2x5xf32>
+// CHECK: %[[P:.+]] = genesis.exp %[[Y]]
+// CHECK: %[[PS:.+]] = genesis.mul %[[P]], %[[SGB]]
+// CHECK: %[[DX:.+]] = genesis.sub %[[G]], %[[PS]]
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<2x5xf32> {genesis.name = "x", genesis.role = "parameter"}, %t: tensor<2x5xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.log_softmax %x dim 1 : tensor<2x5xf32>
+  %1 = genesis.mul %0, %t : tensor<2x5xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1] : tensor<2x5xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// rope: y = x cos + R(x) sin with R(x) = concat(-x[4:], x[:4]) and R^T = -R,
+// so dx = g cos - R(g sin); the cos/sin tables are inputs and get none.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[C:.+]]: tensor<4x8xf32> {genesis.name = "cos", genesis.role = "input"}, %[[S:.+]]: tensor<4x8xf32> {genesis.name = "sin", genesis.role = "input"}, %[[T:.+]]: tensor<2x4x8xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x4x8xf32> {genesis.name = "grad:x"})
+// CHECK: genesis.rope %[[X]], %[[C]], %[[S]]
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]]
+// CHECK: %[[CB:.+]] = genesis.broadcast_in_dim %[[C]], [1, 2] : tensor<4x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[SB:.+]] = genesis.broadcast_in_dim %[[S]], [1, 2] : tensor<4x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[GS:.+]] = genesis.mul %[[G]], %[[SB]]
+// CHECK: %[[LO:.+]] = genesis.slice %[[GS]] start [0, 0, 0] limit [2, 4, 4] stride [1, 1, 1]
+// CHECK: %[[HI:.+]] = genesis.slice %[[GS]] start [0, 0, 4] limit [2, 4, 8] stride [1, 1, 1]
+// CHECK: %[[NHI:.+]] = genesis.neg %[[HI]]
+// CHECK: %[[RGS:.+]] = genesis.concat %[[NHI]], %[[LO]] dim 2
+// CHECK: %[[GC:.+]] = genesis.mul %[[G]], %[[CB]]
+// CHECK: %[[DX:.+]] = genesis.sub %[[GC]], %[[RGS]]
+// CHECK: return %[[L]], %[[DX]] : tensor<f32>, tensor<2x4x8xf32>
+func.func @loss(%x: tensor<2x4x8xf32> {genesis.name = "x", genesis.role = "parameter"}, %c: tensor<4x8xf32> {genesis.name = "cos", genesis.role = "input"}, %s: tensor<4x8xf32> {genesis.name = "sin", genesis.role = "input"}, %t: tensor<2x4x8xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.rope %x, %c, %s : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  %1 = genesis.mul %0, %t : tensor<2x4x8xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1, 2] : tensor<2x4x8xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// n = global_norm(x, y): dx = x * (g / n), dy = y * (g / n), g / n broadcast
+// to each input's shape.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[Y:.+]]: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3xf32> {genesis.name = "grad:x"}, tensor<4xf32> {genesis.name = "grad:y"})
+// CHECK: %[[N:.+]] = genesis.global_norm %[[X]], %[[Y]]
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[N]] dims []
+// CHECK: %[[G:.+]] = genesis.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[F:.+]] = genesis.div %[[G]], %[[N]] : tensor<f32>
+// CHECK: %[[FX:.+]] = genesis.broadcast_in_dim %[[F]], [] : tensor<f32> -> tensor<2x3xf32>
+// CHECK: %[[FXC:.+]] = genesis.cast %[[FX]]
+// CHECK: %[[DX:.+]] = genesis.mul %[[X]], %[[FXC]] : tensor<2x3xf32>
+// CHECK: %[[FY:.+]] = genesis.broadcast_in_dim %[[F]], [] : tensor<f32> -> tensor<4xf32>
+// CHECK: %[[FYC:.+]] = genesis.cast %[[FY]]
+// CHECK: %[[DY:.+]] = genesis.mul %[[Y]], %[[FYC]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]], %[[DY]]
+func.func @loss(%x: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"}, %y: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.global_norm %x, %y : tensor<2x3xf32>, tensor<4xf32>
+  %1 = genesis.reduce_sum %0 dims [] : tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// all_reduce sum's gradient is an all_reduce sum of g.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xf32> {genesis.name = "grad:x"})
+// CHECK: %[[A:.+]] = genesis.all_reduce sum, %[[X]] : tensor<4xf32>
+// CHECK: %[[E:.+]] = genesis.exp %[[A]]
+// CHECK: %[[L:.+]] = genesis.reduce_sum %[[E]]
+// CHECK: %[[G:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[GE:.+]] = genesis.mul %[[G]], %[[E]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.all_reduce sum, %[[GE]] : tensor<4xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4xf32> {genesis.name = "x", genesis.role = "parameter"}) -> tensor<f32> {
+  %0 = genesis.all_reduce sum, %x : tensor<4xf32>
+  %1 = genesis.exp %0 : tensor<4xf32>
+  %2 = genesis.reduce_sum %1 dims [0] : tensor<4xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// C = X^T W (transpose_lhs), X 3x4, W 3x2: dX = W G^T (3x4), dW = X G (3x2).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<3x4xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[W:.+]]: tensor<3x2xf32> {genesis.name = "w", genesis.role = "parameter"}, %[[T:.+]]: tensor<4x2xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<3x4xf32> {genesis.name = "grad:x"}, tensor<3x2xf32> {genesis.name = "grad:w"})
+// CHECK: genesis.matmul %[[X]], %[[W]] transpose_lhs :
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]]
+// CHECK: %[[DX:.+]] = genesis.matmul %[[W]], %[[G]] transpose_rhs : tensor<3x2xf32>, tensor<4x2xf32>
+// CHECK: %[[DW:.+]] = genesis.matmul %[[X]], %[[G]] : tensor<3x4xf32>, tensor<4x2xf32>
+// CHECK: return %[[L]], %[[DX]], %[[DW]] : tensor<f32>, tensor<3x4xf32>, tensor<3x2xf32>
+func.func @loss(%x: tensor<3x4xf32> {genesis.name = "x", genesis.role = "parameter"}, %w: tensor<3x2xf32> {genesis.name = "w", genesis.role = "parameter"}, %t: tensor<4x2xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.matmul %x, %w transpose_lhs : tensor<3x4xf32>, tensor<3x2xf32>
+  %1 = genesis.mul %0, %t : tensor<4x2xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1] : tensor<4x2xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// Batched C = X W per batch (2x4x3 by 2x3x5): dX = G W^T, dW = X^T G, batched.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x3xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[W:.+]]: tensor<2x3x5xf32> {genesis.name = "w", genesis.role = "parameter"}, %[[T:.+]]: tensor<2x4x5xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x4x3xf32> {genesis.name = "grad:x"}, tensor<2x3x5xf32> {genesis.name = "grad:w"})
+// CHECK: genesis.matmul %[[X]], %[[W]] :
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]]
+// CHECK: %[[DX:.+]] = genesis.matmul %[[G]], %[[W]] transpose_rhs : tensor<2x4x5xf32>, tensor<2x3x5xf32>
+// CHECK: %[[DW:.+]] = genesis.matmul %[[X]], %[[G]] transpose_lhs : tensor<2x4x3xf32>, tensor<2x4x5xf32>
+// CHECK: return %[[L]], %[[DX]], %[[DW]] : tensor<f32>, tensor<2x4x3xf32>, tensor<2x3x5xf32>
+func.func @loss(%x: tensor<2x4x3xf32> {genesis.name = "x", genesis.role = "parameter"}, %w: tensor<2x3x5xf32> {genesis.name = "w", genesis.role = "parameter"}, %t: tensor<2x4x5xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.matmul %x, %w : tensor<2x4x3xf32>, tensor<2x3x5xf32>
+  %1 = genesis.mul %0, %t : tensor<2x4x5xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1, 2] : tensor<2x4x5xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// layer_norm without weight or bias: h = g, so
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[T:.+]]: tensor<2x8xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<2x8xf32> {genesis.name = "grad:x"})
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]]
+// CHECK: %[[SX:.+]] = genesis.reduce_sum %[[X]] dims [1] keepdim
+// CHECK: %[[SXB:.+]] = genesis.broadcast_in_dim %[[SX]]
+// CHECK: %[[N1:.+]] = genesis.constant dense<1.250000e-01> : tensor<2x8xf32>
+// CHECK: %[[MEAN:.+]] = genesis.mul %[[SXB]], %[[N1]]
+// CHECK: %[[XC:.+]] = genesis.sub %[[X]], %[[MEAN]]
+// CHECK: %[[XC2:.+]] = genesis.mul %[[XC]], %[[XC]]
+// CHECK: %[[SV:.+]] = genesis.reduce_sum %[[XC2]] dims [1] keepdim
+// CHECK: %[[SVB:.+]] = genesis.broadcast_in_dim %[[SV]]
+// CHECK: %[[N2:.+]] = genesis.constant dense<1.250000e-01> : tensor<2x8xf32>
+// CHECK: %[[VAR:.+]] = genesis.mul %[[SVB]], %[[N2]]
+// CHECK: %[[EPS:.+]] = genesis.constant dense<9.99999974E-6> : tensor<2x8xf32>
+// CHECK: %[[VE:.+]] = genesis.add %[[VAR]], %[[EPS]]
+// CHECK: %[[RSTD:.+]] = genesis.rsqrt %[[VE]]
+// CHECK: %[[XH:.+]] = genesis.mul %[[XC]], %[[RSTD]]
+// CHECK: %[[GXH:.+]] = genesis.mul %[[G]], %[[XH]]
+// CHECK: %[[S1:.+]] = genesis.reduce_sum %[[GXH]] dims [1] keepdim
+// CHECK: %[[S1B:.+]] = genesis.broadcast_in_dim %[[S1]]
+// CHECK: %[[N3:.+]] = genesis.constant dense<1.250000e-01> : tensor<2x8xf32>
+// CHECK: %[[M1:.+]] = genesis.mul %[[S1B]], %[[N3]]
+// CHECK: %[[T1:.+]] = genesis.mul %[[XH]], %[[M1]]
+// CHECK: %[[S2:.+]] = genesis.reduce_sum %[[G]] dims [1] keepdim
+// CHECK: %[[S2B:.+]] = genesis.broadcast_in_dim %[[S2]]
+// CHECK: %[[N4:.+]] = genesis.constant dense<1.250000e-01> : tensor<2x8xf32>
+// CHECK: %[[M2:.+]] = genesis.mul %[[S2B]], %[[N4]]
+// CHECK: %[[D1:.+]] = genesis.sub %[[G]], %[[M2]]
+// CHECK: %[[D2:.+]] = genesis.sub %[[D1]], %[[T1]]
+// CHECK: %[[DX:.+]] = genesis.mul %[[RSTD]], %[[D2]]
+// CHECK-NEXT: return %[[L]], %[[DX]] : tensor<f32>, tensor<2x8xf32>
+func.func @loss(%x: tensor<2x8xf32> {genesis.name = "x", genesis.role = "parameter"}, %t: tensor<2x8xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.layer_norm %x eps 1.0e-05 : tensor<2x8xf32>
+  %1 = genesis.mul %0, %t : tensor<2x8xf32>
+  %2 = genesis.reduce_sum %1 dims [0, 1] : tensor<2x8xf32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// cross_entropy with reduction = none and label_smoothing: the per-row
+// cotangent (g * t) goes to cross_entropy_grad with the same attributes.
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<4x10xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[IDS:.+]]: tensor<4xi64> {genesis.name = "ids", genesis.role = "input"}, %[[T:.+]]: tensor<4xf32> {genesis.name = "t", genesis.role = "input"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4x10xf32> {genesis.name = "grad:x"})
+// CHECK: %[[CE:.+]] = genesis.cross_entropy %[[X]], %[[IDS]] {label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<4xf32>
+// CHECK: %[[L:.+]] = genesis.reduce_sum
+// CHECK: %[[G0:.+]] = genesis.broadcast_in_dim {{.*}} -> tensor<4xf32>
+// CHECK: %[[G:.+]] = genesis.mul %[[G0]], %[[T]] : tensor<4xf32>
+// CHECK: %[[DX:.+]] = genesis.cross_entropy_grad %[[X]], %[[IDS]], %[[G]] {label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x10xf32>
+// CHECK: return %[[L]], %[[DX]]
+func.func @loss(%x: tensor<4x10xf32> {genesis.name = "x", genesis.role = "parameter"}, %ids: tensor<4xi64> {genesis.name = "ids", genesis.role = "input"}, %t: tensor<4xf32> {genesis.name = "t", genesis.role = "input"}) -> tensor<f32> {
+  %0 = genesis.cross_entropy %x, %ids {label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<4xf32>
+  %1 = genesis.mul %0, %t : tensor<4xf32>
+  %2 = genesis.reduce_sum %1 dims [0] : tensor<4xf32>
+  return %2 : tensor<f32>
+}

@@ -1225,9 +1225,14 @@ def check_optimizers(h):
     rng = h.rng("global_norm")
     a, b, c = normal(rng, (4, 8)), normal(rng, (8,), F64), normal(rng, (3, 3), F16)
     ref = math.sqrt(sum(float((f64(t) ** 2).sum()) for t in (a, b, c)))
+    # An f64 input makes the result f64; otherwise it is f32.
     h.check("global_norm", "f32+f64+f16", [a, b, c],
             f"%0 = genesis.global_norm %a0, %a1, %a2 : {ty(a)}, {ty(b)}, {ty(c)}",
-            [("%0", np.array(ref, F32), ULP1)])
+            [("%0", np.array(ref, F64), ULP1)])
+    h.check("global_norm", "f32+f16", [a, c],
+            f"%0 = genesis.global_norm %a0, %a1 : {ty(a)}, {ty(c)}",
+            [("%0", np.array(math.sqrt(float((f64(a) ** 2).sum()) +
+                                        float((f64(c) ** 2).sum())), F32), ULP1)])
     h.check("global_norm", "f32 single", [a],
             f"%0 = genesis.global_norm %a0 : {ty(a)}",
             [("%0", np.array(np.sqrt((f64(a) ** 2).sum()), F32), ULP1)])
