@@ -5,10 +5,17 @@
 
 #include "dialect/IR/GenesisDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <memory>
+#include <string>
 
 namespace genesis {
 
@@ -25,6 +32,64 @@ differentiate(mlir::func::FuncOp forward, llvm::ArrayRef<unsigned> wrt);
 /// Builds `@train_step` next to `loss` (see the genesis-train-step pass).
 mlir::FailureOr<mlir::func::FuncOp>
 buildTrainStep(mlir::func::FuncOp loss, const GenesisTrainStepOptions &options);
+
+/// Where the temporaries of one function live in its arena (see the
+/// genesis-plan-memory pass).
+struct MemoryPlan {
+  /// A range of the arena and the values that occupy it in turn (more than
+  /// one through in-place reuse and reshape aliasing), in program order.
+  /// `start` and `end` are the indices, in the function's top-level block,
+  /// of the first definition and the last use.
+  struct Buffer {
+    int64_t offset = 0;
+    int64_t bytes = 0;
+    int64_t start = 0;
+    int64_t end = 0;
+    llvm::SmallVector<mlir::Value, 1> values;
+  };
+
+  int64_t alignment = 0;
+  /// Size of the arena: the highest end of a buffer.
+  int64_t arenaBytes = 0;
+  /// Sum of the sizes of all planned values, before any sharing.
+  int64_t temporaryBytes = 0;
+  llvm::SmallVector<Buffer> buffers;
+  /// Arena offset of every planned value; values without a buffer
+  /// (arguments, splat constants, values inside regions) are absent.
+  llvm::DenseMap<mlir::Value, int64_t> offsets;
+};
+
+/// Plans the temporaries of `function` (see the genesis-plan-memory pass)
+/// with every offset a multiple of `alignment`, a power of two. Emits a
+/// diagnostic and fails for a function without a body or with several
+/// blocks, or a result that is not a statically shaped tensor of integers
+/// or floats.
+mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp function,
+                                       int64_t alignment = 64);
+
+/// Checks `plan` against the liveness of `function` recomputed from its IR:
+/// every value that needs a buffer has one, offsets are aligned and inside
+/// the arena, the totals add up, and no two values share bytes while both
+/// are live, except an operand that dies at an op allowed to overwrite it
+/// with the result. Emits an error naming the first violation.
+mlir::LogicalResult verifyMemoryPlan(mlir::func::FuncOp function,
+                                     const MemoryPlan &plan);
+
+/// genesis-fuse's rule 1 on `function`: every genesis.matmul becomes a
+/// genesis.library_call, which then absorbs its scale, bias and activation.
+void formLibraryCalls(mlir::func::FuncOp function);
+
+/// genesis-fuse's rules 2 to 5 on `function`: loop and input fusion groups
+/// become genesis.fusion regions.
+void formFusions(mlir::func::FuncOp function);
+
+/// Compiles every function marked `genesis.kernel` (genesis-lower-cpu) into
+/// a shared object for the host CPU and returns its bytes. Each kernel `k` is
+/// exported twice: `extern "C" void k(void **args)` runs the whole kernel and
+/// `void k_range(void **args, int64_t begin, int64_t end)` a slice of its
+/// outermost loop; `args` holds the data pointers of the inputs and then the
+/// outputs, in the kernel's argument order.
+mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

@@ -105,4 +105,143 @@ def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Static offsets of every temporary in one arena";
+  let description = [{
+    Plans every temporary of a single-block function into one arena whose
+    size the runtime allocates once, and records the plan as attributes:
+    `genesis.offsets = array<i64: ...>` on each op of the top-level block
+    with results (one offset per result, -1 for a result without a buffer),
+    and `genesis.arena_bytes` and `genesis.temporary_bytes` (the sum of all
+    planned values' sizes before any sharing, both i64) on the function. A
+    remark on the function states both figures.
+
+    Buffers: every tensor result of an op in the top-level block, of
+    `product(shape) * ceil(bitwidth / 8)` bytes. Values inside regions
+    (`genesis.fusion` bodies) live in registers and get none. Splat
+    constants get none: the kernels that read them materialise the value
+    (and the runtime fills a returned one). Function arguments (parameters,
+    optimizer state, batch) are external: the runtime owns them. Returned
+    values are planned like any temporary; the runtime copies or aliases
+    them out after the last step.
+
+    Algorithm:
+    1. Schedule: program order (the trace order). Op `i` of the top-level
+       block defines its results at `i`; a value is live over
+       `[definition, last use]`, where a use inside a nested region counts
+       as a use by its ancestor op in the top-level block, so a returned
+       value lives to the end.
+    2. In-place reuse, in program order: a result takes the buffer of an
+       operand when the operand is a planned temporary whose buffer's
+       interval ends at this op, the byte sizes are equal, no other result
+       of this op took that buffer, and the op may write over its input: an
+       `Elementwise` op (any operand), `genesis.reshape` (a pure alias when
+       its operand dies there; otherwise a copy) or an optimizer update
+       (each new parameter or state its own old one, else the gradient: the
+       update is elementwise over parameter, gradient and state). The values
+       then share one buffer whose interval is the union of theirs.
+    3. Offsets, greedy by size as TFLite's arena planner and XLA's
+       decreasing-size best-fit heap simulator: visit the buffers by
+       decreasing size (ties: earlier definition first); the buffers placed
+       so far whose intervals overlap the current one leave gaps between
+       them; place it at the `alignment`-aligned start of the gap that fits
+       it with the least waste (ties: the lowest), or after the highest of
+       them when none fits. The arena size is the highest end of a buffer.
+    4. Check the plan against liveness recomputed from the IR: every offset
+       is aligned and inside the arena, and two values share bytes only when
+       their live ranges are disjoint or one is an operand of the other's
+       defining op that dies there, has the same offset and may be written
+       over by step 2's rule. A violation is an internal error.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Name of the only function to plan (default: every function)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Alignment in bytes of every buffer offset (a power of two)">,
+  ];
+}
+
+def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
+  let summary = "GEMMs to library calls with epilogues; fusion groups to genesis.fusion";
+  let description = [{
+    Target-independent fusion. Every kernel a backend emits afterwards is one
+    `genesis.fusion` or one `genesis.library_call`. The rewrite is exact: the
+    fused function computes what the unfused one did.
+
+    1. GEMMs. Every `genesis.matmul` becomes a `genesis.library_call` with
+       epilogue `none` and alpha 1. A call then absorbs, one at a time, the
+       sole user of its result (never an op whose operand has other users):
+       - `genesis.mul` by a splat constant `c`, when the epilogue is `none`
+         and alpha is 1: alpha becomes `c`;
+       - `genesis.add` (either operand order) of
+         `genesis.broadcast_in_dim %bias, [rank - 1]` with a 1-D `bias` of
+         the last result dimension, when the epilogue is `none`: epilogue
+         `bias`;
+       - `genesis.relu`, when the epilogue is `none` or `bias`: `relu` or
+         `bias_relu`;
+       - `genesis.gelu approximate = tanh`, likewise: `gelu` or `bias_gelu`.
+    2. Loop fusion (XLA's). Fusible ops are those with the `Elementwise`
+       trait, `genesis.broadcast_in_dim` and splat `genesis.constant`s.
+       Ops are visited consumers first (reverse program order); an op joins
+       the group of its users when all of its users are in that one group,
+       so nothing is computed twice, and otherwise roots a group of its own.
+       *Cheap* ops are not placed in groups but cloned into every group that
+       uses them: splat constants, and broadcasts whose operand comes from
+       outside every group anyway (a block argument, a cheap op, a
+       reduction or a non-fusible op).
+    3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
+       always roots a group (its consumers never join it) into which its
+       producers fuse as in 2. It may also take a producer with users
+       elsewhere, as an extra result (multi-output fusion, still computed
+       once), when that producer's shape is the reduction operand's shape
+       and no path leaves the group and re-enters it: a reachability test
+       over the groups, followed through their other members, keeps the
+       groups acyclic.
+    4. Every other op (compound ops, layout and indexing ops, iota, argmax,
+       optimizer updates, collectives, non-splat constants, library calls,
+       existing fusions) stays as it is. A group of one op is still a
+       fusion, except a single broadcast whose users are all non-fusible,
+       which stays as it is, like a cheap op nothing fuses.
+    5. Each group becomes a `genesis.fusion` at its last op: its inputs are
+       the values it uses from outside, deduplicated in first-use order and
+       bound to block arguments in the same order; its ops are moved in,
+       cheap ops cloned, and `genesis.yield` returns every value used
+       outside, in program order, whose uses then take the fusion's results.
+       The fusion is located at the `FusedLoc` of its ops' locations. The
+       block is then ordered topologically again (stable), since a side
+       result may be used before the group's last op.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisLowerCpu : Pass<"genesis-lower-cpu", "mlir::ModuleOp"> {
+  let summary = "Fusion regions to CPU loop kernels";
+  let description = [{
+    For every `genesis.fusion` of every function, emits a kernel
+    `func.func @<function>_fusion<N>` (marked `genesis.kernel`) taking the
+    fusion's inputs and then its results as memrefs, followed by the range
+    `[begin, end)` of the outermost loop, and records its name on the fusion
+    (`genesis.kernel = @...`). The fusion stays in place for the plan.
+
+    Algorithm (an elemental emitter, as XLA's): a loop fusion is one
+    `scf.for` nest over the shape of its results (which must agree); for each
+    element, every yielded value is computed by walking the body from the
+    yield to the block arguments: an elementwise op becomes its arith/math
+    scalar op (the semantics of GenesisOps.td: NaN-propagating max/min,
+    saturating float-to-int casts, ...), `broadcast_in_dim` maps the index
+    (size-1 dimensions read index 0), a splat constant becomes a scalar, a
+    block argument a load. Scalars are memoised per element, so a value used
+    twice is computed once. A fusion whose result is a `reduce_sum/max/min`
+    loops over the kept dimensions and, inside, over the reduced ones with
+    the accumulator carried in `iter_args`. Intermediates never reach memory.
+    `compileCpuKernels` then lowers the kernels to LLVM, optimises them at O3
+    for the host CPU (vectorising the innermost loops) and links a shared
+    object; the runtime may split each kernel's outer range across threads.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // GENESIS_PASSES_PASSES_TD

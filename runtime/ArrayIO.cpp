@@ -1,6 +1,7 @@
 //===- ArrayIO.cpp - Reading and writing .npy and .safetensors ------------===//
 
 #include "runtime/ArrayIO.h"
+#include "runtime/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,6 @@
 #include <string_view>
 #include <sys/stat.h>
 #include <tuple>
-#include <unistd.h>
 
 // Tensor bytes are copied between files and memory unchanged, and both
 // formats are little-endian.
@@ -72,61 +72,6 @@ private:
   std::string path_;
   std::unique_ptr<std::FILE, FileCloser> file_;
   uint64_t size_ = 0;
-};
-
-/// Writes "<path>.tmp.<pid>" and renames it over `path` on commit(). If
-/// destroyed before a successful commit the temporary file is removed, so
-/// the target is either the complete new file or untouched.
-class AtomicFileWriter {
-public:
-  explicit AtomicFileWriter(const std::string &path)
-      : path_(path), tempPath_(path + ".tmp." + std::to_string(getpid())) {
-    file_.reset(std::fopen(tempPath_.c_str(), "wb"));
-    if (!file_) {
-      int savedErrno = errno;
-      throw Error("cannot write '" + path_ + "': cannot create '" + tempPath_ +
-                  "': " + std::strerror(savedErrno));
-    }
-  }
-
-  AtomicFileWriter(const AtomicFileWriter &) = delete;
-  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
-
-  ~AtomicFileWriter() {
-    if (committed_)
-      return;
-    file_.reset();
-    std::remove(tempPath_.c_str());
-  }
-
-  void write(const void *data, size_t size) {
-    if (size != 0 && std::fwrite(data, 1, size, file_.get()) != size)
-      fail("write");
-  }
-
-  void commit() {
-    if (std::fflush(file_.get()) != 0)
-      fail("flush");
-    if (fsync(fileno(file_.get())) != 0)
-      fail("fsync");
-    if (std::fclose(file_.release()) != 0)
-      fail("close");
-    if (std::rename(tempPath_.c_str(), path_.c_str()) != 0)
-      fail("rename");
-    committed_ = true;
-  }
-
-private:
-  [[noreturn]] void fail(const char *step) {
-    int savedErrno = errno;
-    throw Error("cannot write '" + path_ + "': " + step + " of '" + tempPath_ +
-                "' failed: " + std::strerror(savedErrno));
-  }
-
-  std::string path_;
-  std::string tempPath_;
-  std::unique_ptr<std::FILE, FileCloser> file_;
-  bool committed_ = false;
 };
 
 /// i1 data must hold only 0 and 1; any other byte would break the invariant

@@ -6,8 +6,9 @@
 // was expected versus found. A missing file gives
 // "cannot open '<path>': <strerror>".
 //
-// Savers are atomic: they write "<path>.tmp.<pid>", fsync it and rename it
-// over the target, so a failed save never damages an existing file.
+// Savers are atomic (runtime/AtomicFile.h): they write "<path>.tmp.<pid>",
+// fsync it and rename it over the target, so a failed save never damages an
+// existing file.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,6 +9,8 @@ APT_PACKAGES=(
   libgtest-dev googletest
   nlohmann-json3-dev
   libflatbuffers-dev flatbuffers-compiler
+  libopenblas-dev  # BLAS for the CPU runtime's GEMM steps
+  pkg-config  # finds OpenBLAS
   zlib1g-dev
   dataset-fashion-mnist
   python3-numpy  # the evaluator's numpy cross-check runs under lit's /usr/bin/python3

@@ -1156,8 +1156,11 @@ private:
   std::vector<HostArray> runFusion(FusionOp fusion) {
     Block &body = fusion.getBody().front();
     for (auto [argument, input] :
-         llvm::zip(body.getArguments(), fusion.getInputs()))
-      values[argument] = get(input);
+         llvm::zip(body.getArguments(), fusion.getInputs())) {
+      // Copy before inserting: growing `values` moves the input's array.
+      HostArray array = get(input);
+      values[argument] = std::move(array);
+    }
     return runBlock(body);
   }
 

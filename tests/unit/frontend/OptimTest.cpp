@@ -47,17 +47,24 @@ double scaledError(const HostArray &actual, const HostArray &expected) {
   return worst;
 }
 
-void checkAgainstTorch(const std::string &config, const optim::Optimizer &opt,
-                       const optim::TrainStepOptions &options = {}) {
-  SCOPED_TRACE(config);
-  std::map<std::string, HostArray> initial = load("initial.safetensors");
-  std::map<std::string, HostArray> golden = load(config + ".safetensors");
+/// The golden files' 784-32-10 MLP with their initial weights.
+std::shared_ptr<nn::Sequential>
+mlpWithInitialWeights(const std::map<std::string, HostArray> &initial) {
   Generator generator(0);
   auto mlp = models::makeMlp(32, generator);
   NamedArrays weights;
   for (const char *name : {"0.weight", "0.bias", "2.weight", "2.bias"})
     weights.emplace_back(name, initial.at(name));
   mlp->load_state_dict(weights);
+  return mlp;
+}
+
+void checkAgainstTorch(const std::string &config, const optim::Optimizer &opt,
+                       const optim::TrainStepOptions &options = {}) {
+  SCOPED_TRACE(config);
+  std::map<std::string, HostArray> initial = load("initial.safetensors");
+  std::map<std::string, HostArray> golden = load(config + ".safetensors");
+  auto mlp = mlpWithInitialWeights(initial);
 
   std::map<std::string, HostArray> batch = {{"images", initial.at("images")},
                                             {"labels", initial.at("labels")}};
@@ -159,16 +166,8 @@ TEST(Optim, SchedulesMatchPyTorch) {
 TEST(Optim, GradientAccumulationEqualsOneBigBatch) {
   // Two micro-batches of 8 equal one step on the 16-image batch.
   std::map<std::string, HostArray> initial = load("initial.safetensors");
-  auto makeModel = [&] {
-    Generator generator(0);
-    auto mlp = models::makeMlp(32, generator);
-    NamedArrays weights;
-    for (const char *name : {"0.weight", "0.bias", "2.weight", "2.bias"})
-      weights.emplace_back(name, initial.at(name));
-    mlp->load_state_dict(weights);
-    return mlp;
-  };
-  auto whole = makeModel(), accumulated = makeModel();
+  auto whole = mlpWithInitialWeights(initial),
+       accumulated = mlpWithInitialWeights(initial);
   auto lossOf = [](nn::Sequential &m) {
     return [&m](const std::map<std::string, Tensor> &b) {
       return cross_entropy(m.forward(b.at("images")), b.at("labels"));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/TestSupport.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,30 +16,13 @@
 #include <zlib.h>
 
 using namespace genesis;
+using namespace genesis::test;
 using namespace genesis::data;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kSystemDir = "/usr/share/datasets/fashion-mnist";
-
-template <typename Action> std::string errorFrom(Action action) {
-  try {
-    action();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected a genesis::Error";
-  return "";
-}
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "'" << text << "' does not contain '" << part << "'";
-}
 
 std::string bigEndian32(uint32_t value) {
   return {static_cast<char>(value >> 24), static_cast<char>(value >> 16),

@@ -51,6 +51,37 @@ struct Input {
 
 using Body = std::function<Tensor(Trace &, std::vector<Tensor> &)>;
 
+/// Largest error of `grads[n]`, the analytic gradient of argument
+/// `differentiated[n]`, against central differences of `forward`'s first
+/// result, perturbing up to `maxElements` elements of each argument (spread
+/// evenly) by `step * max(1, |x|)`.
+double finiteDifferenceError(mlir::func::FuncOp forward,
+                             std::vector<HostArray> arguments,
+                             const std::vector<size_t> &differentiated,
+                             const std::vector<HostArray> &grads,
+                             int64_t maxElements = 1 << 30,
+                             double step = 1e-6) {
+  double worst = 0;
+  for (size_t n = 0; n < differentiated.size(); ++n) {
+    HostArray &argument = arguments[differentiated[n]];
+    int64_t count = argument.numel();
+    for (int64_t j = 0; j < count;
+         j += std::max<int64_t>(1, count / maxElements)) {
+      double x = argument.getDouble(j);
+      double h = step * std::max(1.0, std::fabs(x));
+      argument.setDouble(j, x + h);
+      double up = evaluate(forward, arguments)[0].getDouble(0);
+      argument.setDouble(j, x - h);
+      double down = evaluate(forward, arguments)[0].getDouble(0);
+      argument.setDouble(j, x);
+      double numeric = (up - down) / (2 * h);
+      worst = std::max(worst, std::fabs(grads[n].getDouble(j) - numeric) /
+                                  std::max(1.0, std::fabs(numeric)));
+    }
+  }
+  return worst;
+}
+
 /// Largest error of the analytic gradient over every element of every
 /// differentiated input (or `maxElements` of them, spread evenly).
 double gradientError(const Body &body, std::vector<Input> inputs,
@@ -83,30 +114,14 @@ double gradientError(const Body &body, std::vector<Input> inputs,
     arguments.push_back(input.value);
   std::vector<HostArray> analytic = evaluate(gradient, arguments);
   EXPECT_EQ(analytic.size(), 1 + wrt.size());
-
-  double worst = 0;
-  size_t g = 1;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].differentiate)
-      continue;
-    const HostArray &grad = analytic[g++];
-    int64_t n = inputs[i].value.numel();
-    int64_t step = std::max<int64_t>(1, n / maxElements);
-    for (int64_t j = 0; j < n; j += step) {
-      double x = inputs[i].value.getDouble(j);
-      double h = 1e-6 * std::max(1.0, std::fabs(x));
-      arguments[i].setDouble(j, x + h);
-      double up = evaluate(forward, arguments)[0].getDouble(0);
-      arguments[i].setDouble(j, x - h);
-      double down = evaluate(forward, arguments)[0].getDouble(0);
-      arguments[i].setDouble(j, x);
-      double numeric = (up - down) / (2 * h);
-      double error = std::fabs(grad.getDouble(j) - numeric) /
-                     std::max(1.0, std::fabs(numeric));
-      worst = std::max(worst, error);
-    }
-  }
-  return worst;
+  std::vector<size_t> differentiated;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].differentiate)
+      differentiated.push_back(i);
+  return finiteDifferenceError(
+      forward, arguments, differentiated,
+      std::vector<HostArray>(analytic.begin() + 1, analytic.end()),
+      maxElements);
 }
 
 constexpr double kTolerance = 1e-6;
@@ -128,25 +143,13 @@ double moduleGradientError(nn::Module &model,
   std::vector<HostArray> analytic = evaluate(gradient, arguments);
   size_t parameters = model.named_parameters().size();
   EXPECT_EQ(analytic.size(), 1 + parameters);
-  double worst = 0;
   // Parameters are bound first, so they are arguments 0 .. P-1.
-  for (size_t p = 0; p < parameters; ++p) {
-    int64_t n = arguments[p].numel();
-    int64_t step = std::max<int64_t>(1, n / maxElements);
-    for (int64_t j = 0; j < n; j += step) {
-      double x = arguments[p].getDouble(j);
-      double h = 1e-6 * std::max(1.0, std::fabs(x));
-      arguments[p].setDouble(j, x + h);
-      double up = evaluate(forward, arguments)[0].getDouble(0);
-      arguments[p].setDouble(j, x - h);
-      double down = evaluate(forward, arguments)[0].getDouble(0);
-      arguments[p].setDouble(j, x);
-      double numeric = (up - down) / (2 * h);
-      worst = std::max(worst, std::fabs(analytic[1 + p].getDouble(j) - numeric) /
-                                  std::max(1.0, std::fabs(numeric)));
-    }
-  }
-  return worst;
+  std::vector<size_t> differentiated(parameters);
+  std::iota(differentiated.begin(), differentiated.end(), 0);
+  return finiteDifferenceError(
+      forward, arguments, differentiated,
+      std::vector<HostArray>(analytic.begin() + 1, analytic.end()),
+      maxElements);
 }
 
 #define EXPECT_GRADIENT(body, ...)                                             \
@@ -374,20 +377,12 @@ double irGradientError(const std::string &ir, std::vector<HostArray> inputs,
   auto gradient = differentiate(forward, all);
   EXPECT_TRUE(mlir::succeeded(gradient));
   std::vector<HostArray> analytic = evaluate(*gradient, inputs);
-  double worst = 0;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    for (int64_t j = 0; j < inputs[i].numel(); ++j) {
-      double x = inputs[i].getDouble(j);
-      inputs[i].setDouble(j, x + step);
-      double up = evaluate(forward, inputs)[0].getDouble(0);
-      inputs[i].setDouble(j, x - step);
-      double down = evaluate(forward, inputs)[0].getDouble(0);
-      inputs[i].setDouble(j, x);
-      double numeric = (up - down) / (2 * step);
-      worst = std::max(worst, std::fabs(analytic[1 + i].getDouble(j) - numeric) /
-                                  std::max(1.0, std::fabs(numeric)));
-    }
-  return worst;
+  std::vector<size_t> differentiated(inputs.size());
+  std::iota(differentiated.begin(), differentiated.end(), 0);
+  return finiteDifferenceError(
+      forward, inputs, differentiated,
+      std::vector<HostArray>(analytic.begin() + 1, analytic.end()),
+      1 << 30, step);
 }
 
 TEST(Autodiff, AllReduceAndCast) {

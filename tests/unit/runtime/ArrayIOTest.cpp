@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/TestSupport.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,33 +14,13 @@
 #include <unistd.h>
 
 using namespace genesis;
+using namespace genesis::test;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr DType kNpyDTypes[] = {DType::F32, DType::F16, DType::F64,
                                 DType::I1,  DType::I32, DType::I64};
-constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
-                                DType::I1,  DType::I32, DType::I64};
-
-template <typename Action> std::string errorFrom(Action action) {
-  try {
-    action();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected a genesis::Error";
-  return "";
-}
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "'" << text << "' does not contain '" << part << "'";
-}
-
 std::string readBytes(const std::string &path) {
   std::ifstream stream(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(stream), {}};

@@ -4,36 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/TestSupport.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
 using namespace genesis;
+using namespace genesis::test;
 
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
-                                DType::I1,  DType::I32, DType::I64};
-
 /// Runs `action`, which must throw genesis::Error, and returns the message.
-template <typename Action> std::string errorFrom(Action action) {
-  try {
-    action();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected a genesis::Error";
-  return "";
-}
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "'" << text << "' does not contain '" << part << "'";
-}
-
 } // namespace
 
 TEST(DTypeTest, NamesSizesAndParsing) {

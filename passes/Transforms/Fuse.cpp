@@ -1,0 +1,385 @@
+//===- Fuse.cpp - Library calls and fusion regions ------------------------===//
+//
+// Implements genesis-fuse; Passes.td states the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace genesis {
+#define GEN_PASS_DEF_GENESISFUSE
+#include "passes/Passes.h.inc"
+} // namespace genesis
+
+using namespace mlir;
+using namespace genesis;
+
+//===----------------------------------------------------------------------===//
+// Rule 1: library calls
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The other operand of a binary `user` of `value`.
+Value otherOperand(Operation *user, Value value) {
+  return user->getOperand(0) == value ? user->getOperand(1)
+                                      : user->getOperand(0);
+}
+
+/// The element of a splat floating-point constant.
+std::optional<double> splatFloat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant || !constant.getValue().isSplat() ||
+      !isa<FloatType>(constant.getValue().getElementType()))
+    return std::nullopt;
+  APFloat element = constant.getValue().getSplatValue<APFloat>();
+  bool losesInfo = false;
+  element.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+  return element.convertToDouble();
+}
+
+/// The bias `[N]` that `value`, `[..., N]`, broadcasts along its last
+/// dimension.
+Value broadcastBias(Value value) {
+  auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
+  if (!broadcast)
+    return {};
+  auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
+  auto type = cast<RankedTensorType>(broadcast.getType());
+  int64_t last = type.getRank() - 1;
+  if (biasType.getRank() != 1 || biasType.getDimSize(0) != type.getDimSize(last) ||
+      broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
+    return {};
+  return broadcast.getOperand();
+}
+
+/// Replaces `call` and its sole user by one call when rule 1 allows it;
+/// returns the new call, or null.
+LibraryCallOp absorbUser(LibraryCallOp call) {
+  Value result = call.getResult();
+  if (!result.hasOneUse())
+    return {};
+  Operation *user = *result.user_begin();
+  GemmEpilogue epilogue = call.getEpilogue();
+  Value bias = call.getBias();
+  double alpha = call.getAlpha().convertToDouble();
+  Value absorbed; // the user's other operand, dead afterwards unless shared
+  if (isa<MulOp>(user)) {
+    absorbed = otherOperand(user, result);
+    std::optional<double> scale = splatFloat(absorbed);
+    if (epilogue != GemmEpilogue::none || alpha != 1.0 || !scale)
+      return {};
+    alpha = *scale;
+  } else if (isa<AddOp>(user)) {
+    absorbed = otherOperand(user, result);
+    bias = broadcastBias(absorbed);
+    if (epilogue != GemmEpilogue::none || !bias)
+      return {};
+    epilogue = GemmEpilogue::bias;
+  } else if (isa<ReluOp>(user)) {
+    if (epilogue != GemmEpilogue::none && epilogue != GemmEpilogue::bias)
+      return {};
+    epilogue = epilogue == GemmEpilogue::bias ? GemmEpilogue::bias_relu
+                                              : GemmEpilogue::relu;
+  } else if (auto gelu = dyn_cast<GeluOp>(user)) {
+    if (gelu.getApproximate() != GeluApproximation::tanh ||
+        (epilogue != GemmEpilogue::none && epilogue != GemmEpilogue::bias))
+      return {};
+    epilogue = epilogue == GemmEpilogue::bias ? GemmEpilogue::bias_gelu
+                                              : GemmEpilogue::gelu;
+  } else {
+    return {};
+  }
+
+  // The bias may be defined after the call, so the new call takes the
+  // user's place.
+  OpBuilder builder(user);
+  auto fused = LibraryCallOp::create(
+      builder, builder.getFusedLoc({call.getLoc(), user->getLoc()}),
+      call.getType(), epilogue, call.getLhs(), call.getRhs(), bias,
+      call.getTransposeLhs(), call.getTransposeRhs(), APFloat(alpha));
+  user->getResult(0).replaceAllUsesWith(fused.getResult());
+  user->erase();
+  call.erase();
+  if (Operation *dead = absorbed ? absorbed.getDefiningOp() : nullptr)
+    if (isOpTriviallyDead(dead))
+      dead->erase();
+  return fused;
+}
+
+} // namespace
+
+void genesis::formLibraryCalls(func::FuncOp function) {
+  SmallVector<MatmulOp> matmuls;
+  function.walk([&](MatmulOp matmul) { matmuls.push_back(matmul); });
+  for (MatmulOp matmul : matmuls) {
+    OpBuilder builder(matmul);
+    auto call = LibraryCallOp::create(
+        builder, matmul.getLoc(), matmul.getType(), GemmEpilogue::none,
+        matmul.getLhs(), matmul.getRhs(), /*bias=*/Value(),
+        matmul.getTransposeLhs(), matmul.getTransposeRhs(), APFloat(1.0));
+    matmul.replaceAllUsesWith(call.getResult());
+    matmul.erase();
+  }
+  SmallVector<LibraryCallOp> calls;
+  function.walk([&](LibraryCallOp call) { calls.push_back(call); });
+  for (LibraryCallOp call : calls)
+    while (LibraryCallOp grown = absorbUser(call))
+      call = grown;
+}
+
+//===----------------------------------------------------------------------===//
+// Rules 2-5: fusion regions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isReduction(Operation *op) {
+  return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op);
+}
+
+/// Elementwise ops and broadcasts that fuse by the no-duplication rule.
+bool isLoopFusible(Operation *op, const llvm::DenseSet<Operation *> &cheap) {
+  if (!isa<GenesisDialect>(op->getDialect()) || cheap.contains(op))
+    return false;
+  return isa<BroadcastInDimOp>(op) || op->hasTrait<mlir::OpTrait::Elementwise>();
+}
+
+/// Splat constants, and broadcasts whose operand is never inside a group:
+/// cloned into each group that uses them.
+bool isCheap(Operation *op, const llvm::DenseSet<Operation *> &cheap) {
+  if (auto constant = dyn_cast<ConstantOp>(op))
+    return constant.getValue().isSplat();
+  auto broadcast = dyn_cast<BroadcastInDimOp>(op);
+  if (!broadcast)
+    return false;
+  Operation *producer = broadcast.getOperand().getDefiningOp();
+  return !producer || !isLoopFusible(producer, cheap);
+}
+
+struct Group {
+  /// In reverse program order; the first is the root.
+  SmallVector<Operation *> members;
+  /// The operand shape of a reduction root; empty for a loop group.
+  std::optional<ArrayRef<int64_t>> reductionShape;
+};
+
+class Fuser {
+public:
+  explicit Fuser(Block &block) : block(block) {}
+
+  void run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      if (isCheap(op, cheap))
+        cheap.insert(op);
+    for (Operation *op : llvm::reverse(ops))
+      assign(op);
+    // Decided before any rewrite, which changes the users it looks at.
+    SmallVector<const Group *> kept;
+    for (const Group &group : groups)
+      if (!isLoneBroadcast(group))
+        kept.push_back(&group);
+    for (const Group *group : kept)
+      build(*group);
+    for (Operation *op : llvm::reverse(ops))
+      if (cheap.contains(op) && op->use_empty())
+        op->erase();
+    bool sorted = sortTopologically(&block);
+    assert(sorted && "fusion groups must stay acyclic");
+    (void)sorted;
+  }
+
+private:
+  /// Places `op` (rules 2 and 3); ops are visited consumers first.
+  void assign(Operation *op) {
+    bool reduction = isReduction(op);
+    if ((!reduction && !isLoopFusible(op, cheap)) || op->use_empty())
+      return;
+    if (!reduction) {
+      std::optional<unsigned> target = soleUserGroup(op);
+      if (!target)
+        target = multiOutputGroup(op);
+      if (target) {
+        join(op, *target);
+        return;
+      }
+    }
+    groups.emplace_back();
+    if (reduction)
+      groups.back().reductionShape =
+          cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    join(op, groups.size() - 1);
+  }
+
+  void join(Operation *op, unsigned group) {
+    groups[group].members.push_back(op);
+    groupOf[op] = group;
+  }
+
+  /// The group holding every user of `op`, if there is one.
+  std::optional<unsigned> soleUserGroup(Operation *op) {
+    std::optional<unsigned> group;
+    for (Operation *user : op->getUsers()) {
+      auto it = groupOf.find(user);
+      if (it == groupOf.end() || (group && *group != it->second))
+        return std::nullopt;
+      group = it->second;
+    }
+    return group;
+  }
+
+  /// The first reduction group, by program order of `op`'s users, that may
+  /// take `op` as an extra result.
+  std::optional<unsigned> multiOutputGroup(Operation *op) {
+    SmallVector<Operation *> users(op->getUsers());
+    llvm::sort(users, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    for (Operation *user : users) {
+      auto it = groupOf.find(user);
+      if (it == groupOf.end())
+        continue;
+      const Group &group = groups[it->second];
+      if (group.reductionShape && *group.reductionShape == shape &&
+          !reentersGroup(op, it->second))
+        return it->second;
+    }
+    return std::nullopt;
+  }
+
+  /// Whether a path from `op`'s users outside `group` leads back into
+  /// `group`. Entering any group continues from all of its members, since
+  /// its kernel produces every result only after reading all of its inputs.
+  /// No path can enter `op` itself: every grouped op comes after it.
+  bool reentersGroup(Operation *op, unsigned group) {
+    SmallVector<Operation *> worklist;
+    llvm::DenseSet<Operation *> seen;
+    llvm::DenseSet<unsigned> expanded;
+    auto push = [&](Operation *from) {
+      for (Operation *user : from->getUsers())
+        if (seen.insert(user).second)
+          worklist.push_back(user);
+    };
+    for (Operation *user : op->getUsers()) {
+      auto it = groupOf.find(user);
+      if ((it == groupOf.end() || it->second != group) &&
+          seen.insert(user).second)
+        worklist.push_back(user);
+    }
+    while (!worklist.empty()) {
+      Operation *current = worklist.pop_back_val();
+      auto it = groupOf.find(current);
+      if (it == groupOf.end()) {
+        push(current);
+        continue;
+      }
+      if (it->second == group)
+        return true;
+      if (expanded.insert(it->second).second)
+        for (Operation *member : groups[it->second].members)
+          push(member);
+    }
+    return false;
+  }
+
+  /// A broadcast alone in its group whose users are all non-fusible stays
+  /// as it is (rule 4).
+  bool isLoneBroadcast(const Group &group) {
+    Operation *op = group.members.front();
+    return group.members.size() == 1 && isa<BroadcastInDimOp>(op) &&
+           llvm::none_of(op->getUsers(), [&](Operation *user) {
+             return groupOf.contains(user);
+           });
+  }
+
+  /// Rule 5: replaces `group`'s members by one genesis.fusion.
+  void build(const Group &group) {
+    SmallVector<Operation *> members(llvm::reverse(group.members));
+    llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(),
+                                                 members.end());
+    auto *body = new Block();
+    OpBuilder builder(members.front()->getContext());
+    builder.setInsertionPointToEnd(body);
+    IRMapping mapping;
+    SmallVector<Value> inputs;
+    std::function<void(Value)> bind = [&](Value value) {
+      if (mapping.contains(value))
+        return;
+      Operation *producer = value.getDefiningOp();
+      if (producer && cheap.contains(producer)) {
+        for (Value operand : producer->getOperands())
+          bind(operand);
+        builder.clone(*producer, mapping);
+        return;
+      }
+      inputs.push_back(value);
+      mapping.map(value, body->addArgument(value.getType(), value.getLoc()));
+    };
+    SmallVector<Value> outputs;
+    SmallVector<Location> locations;
+    for (Operation *member : members) {
+      for (Value operand : member->getOperands())
+        bind(operand);
+      builder.clone(*member, mapping);
+      locations.push_back(member->getLoc());
+      for (Value result : member->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !memberSet.contains(user);
+            }))
+          outputs.push_back(result);
+    }
+    Location loc = builder.getFusedLoc(locations);
+    SmallVector<Value> yielded;
+    for (Value output : outputs)
+      yielded.push_back(mapping.lookup(output));
+    YieldOp::create(builder, loc, yielded);
+
+    builder.setInsertionPoint(members.back());
+    auto fusion = FusionOp::create(builder, loc,
+                                   ValueRange(outputs).getTypes(), inputs);
+    fusion.getBody().push_back(body);
+    for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+      output.replaceAllUsesWith(result);
+    for (Operation *member : llvm::reverse(members))
+      member->erase();
+  }
+
+  Block &block;
+  llvm::DenseSet<Operation *> cheap;
+  std::vector<Group> groups;
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+};
+
+} // namespace
+
+void genesis::formFusions(func::FuncOp function) {
+  for (Block &block : function.getBody())
+    Fuser(block).run();
+}
+
+namespace {
+
+struct GenesisFusePass : public genesis::impl::GenesisFuseBase<GenesisFusePass> {
+  using GenesisFuseBase::GenesisFuseBase;
+
+  void runOnOperation() override {
+    formLibraryCalls(getOperation());
+    formFusions(getOperation());
+  }
+};
+
+} // namespace

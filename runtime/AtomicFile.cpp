@@ -1,0 +1,78 @@
+//===- AtomicFile.cpp - All-or-nothing file replacement -------------------===//
+
+#include "runtime/AtomicFile.h"
+#include "runtime/Error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace genesis {
+
+namespace {
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+} // namespace
+
+AtomicFileWriter::AtomicFileWriter(const std::string &path)
+    : path_(path), tempPath_(path + ".tmp." + std::to_string(getpid())) {
+  file_.reset(std::fopen(tempPath_.c_str(), "wb"));
+  if (!file_) {
+    int savedErrno = errno;
+    throw Error("cannot write '" + path_ + "': cannot create '" + tempPath_ +
+                "': " + std::strerror(savedErrno));
+  }
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (committed_)
+    return;
+  file_.reset();
+  std::remove(tempPath_.c_str());
+}
+
+void AtomicFileWriter::write(const void *data, size_t size) {
+  if (size != 0 && std::fwrite(data, 1, size, file_.get()) != size)
+    fail("write");
+}
+
+void AtomicFileWriter::commit() {
+  if (std::fflush(file_.get()) != 0)
+    fail("flush");
+  if (fsync(fileno(file_.get())) != 0)
+    fail("fsync");
+  if (std::fclose(file_.release()) != 0)
+    fail("close");
+  if (std::rename(tempPath_.c_str(), path_.c_str()) != 0)
+    fail("rename");
+  committed_ = true;
+  // The new file is complete either way; syncing the directory only makes
+  // the rename durable, so a directory that cannot be opened is no error.
+  int directory = open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY);
+  if (directory >= 0) {
+    fsync(directory);
+    close(directory);
+  }
+}
+
+void AtomicFileWriter::fail(const char *step) {
+  int savedErrno = errno;
+  throw Error("cannot write '" + path_ + "': " + step + " of '" + tempPath_ +
+              "' failed: " + std::strerror(savedErrno));
+}
+
+void writeFileAtomically(const std::string &path, const void *data,
+                         size_t size) {
+  AtomicFileWriter writer(path);
+  writer.write(data, size);
+  writer.commit();
+}
+
+} // namespace genesis

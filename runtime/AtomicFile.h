@@ -1,0 +1,55 @@
+//===- AtomicFile.h - All-or-nothing file replacement -----------*- C++ -*-===//
+//
+// Files that must never be seen half-written (arrays, plans, checkpoints) are
+// written to "<path>.tmp.<pid>", flushed to disk with fsync and renamed over
+// the target; the directory is then synced so that the rename itself
+// survives a power loss. A failure (or a destructor run before commit())
+// removes the temporary file; a process killed mid-write leaves the target
+// untouched and at most a stale "<path>.tmp.<pid>" beside it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_RUNTIME_ATOMICFILE_H
+#define GENESIS_RUNTIME_ATOMICFILE_H
+
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace genesis {
+
+class AtomicFileWriter {
+public:
+  /// Creates the temporary file; throws genesis::Error
+  /// "cannot write '<path>': ..." if it cannot.
+  explicit AtomicFileWriter(const std::string &path);
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+  /// Removes the temporary file unless commit() succeeded.
+  ~AtomicFileWriter();
+
+  void write(const void *data, size_t size);
+  /// Makes the written bytes the content of the target path.
+  void commit();
+
+private:
+  [[noreturn]] void fail(const char *step);
+
+  struct FileCloser {
+    void operator()(std::FILE *file) const { std::fclose(file); }
+  };
+
+  std::string path_;
+  std::string tempPath_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  bool committed_ = false;
+};
+
+/// Writes `size` bytes as the whole content of `path`, atomically.
+void writeFileAtomically(const std::string &path, const void *data,
+                         size_t size);
+
+} // namespace genesis
+
+#endif // GENESIS_RUNTIME_ATOMICFILE_H

@@ -1,0 +1,236 @@
+//===- PlanFile.h - Loading, verifying and building .gplan files -*- C++
+//-*-===//
+//
+// A .gplan file is a 48-byte container header followed by a FlatBuffers
+// payload (schema: runtime/Plan.fbs):
+//
+//   offset  0: "GPLN"
+//   offset  4: u32 container version (little-endian)
+//   offset  8: u64 payload size in bytes
+//   offset 16: SHA-256 of the payload (32 bytes)
+//   offset 48: payload
+//
+// PlanFile trusts nothing: it checks the container, the hash, the FlatBuffers
+// structure and then every semantic invariant the runtime relies on (indices
+// in range, byte sizes consistent with shapes, arena offsets inside the arena
+// and aligned, GEMM dimensions consistent with the operands, ...). A plan
+// that loads can be executed without any out-of-bounds access. Every failure
+// throws genesis::Error with one line naming the file, the field and the
+// problem, e.g.
+//   plan file 'm.gplan': tensors[3] 'h': arena range [64, 192) exceeds
+//   arena_bytes 128
+//
+// Role rules the loader enforces (see Plan.fbs for what the roles mean):
+//  - temporaries live in the arena, every other role is external;
+//  - rng_seed is i64[2], step is i64[], lr is an f32[] or f64[] scalar;
+//  - a function's inputs are input, persistent (parameter, optimizer_state,
+//    buffer, lr) or session-fed (rng_seed, step) tensors; its outputs are
+//    output tensors, persistent tensors it updates in place (parameter,
+//    optimizer_state, buffer), or inputs it overwrites in place;
+//  - a step reads only temporaries and the function's inputs and outputs,
+//    and writes (Gemm c, Copy dst, Fill dst) only temporaries and outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_RUNTIME_PLANFILE_H
+#define GENESIS_RUNTIME_PLANFILE_H
+
+#include "runtime/DType.h"
+#include "runtime/Plan_generated.h"
+#include "runtime/Sha256.h"
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace genesis {
+
+constexpr char kPlanMagic[4] = {'G', 'P', 'L', 'N'};
+constexpr uint32_t kPlanContainerVersion = 1;
+constexpr uint32_t kPlanFormatVersion = 1;
+constexpr size_t kPlanContainerHeaderSize = 48;
+
+/// Lowercase names as in Plan.fbs ("optimizer_state", "elf-so", "bias_gelu").
+const char *roleName(plan::Role role);
+const char *targetName(plan::Target target);
+const char *imageFormatName(plan::ImageFormat format);
+const char *epilogueName(plan::Epilogue epilogue);
+
+DType toDType(plan::DType dtype);
+plan::DType toPlanDType(DType dtype);
+
+/// Parameter, optimizer_state and buffer: the tensors checkpoints hold.
+bool isCheckpointedRole(plan::Role role);
+
+/// A verified plan. Copyable; owns its payload.
+class PlanFile {
+public:
+  /// Reads and verifies `path`.
+  static PlanFile load(const std::string &path);
+  /// Verifies a complete container (header and payload) held in memory;
+  /// `name` stands for the file in error messages.
+  static PlanFile fromBytes(const void *data, size_t size,
+                            const std::string &name = "<memory>");
+
+  const plan::Plan &plan() const { return *plan::GetPlan(payload_.data()); }
+  /// The path it was loaded from, or the name given to fromBytes.
+  const std::string &name() const { return name_; }
+  /// SHA-256 of the payload, as stored in (and checked against) the header.
+  const Sha256::Digest &contentHash() const { return contentHash_; }
+
+  /// Convenience accessors for tensor `index` (< plan().tensors()->size()).
+  std::string tensorName(uint32_t index) const;
+  DType tensorDType(uint32_t index) const;
+  std::vector<int64_t> tensorShape(uint32_t index) const;
+  plan::Role tensorRole(uint32_t index) const;
+
+private:
+  PlanFile(std::string name, std::vector<uint8_t> payload,
+           const Sha256::Digest &contentHash);
+
+  std::string name_;
+  std::vector<uint8_t> payload_;
+  Sha256::Digest contentHash_;
+};
+
+/// A complete container (header with hash) around a FlatBuffers payload.
+std::vector<uint8_t>
+wrapPlanPayload(const uint8_t *payload, size_t size,
+                uint32_t containerVersion = kPlanContainerVersion);
+
+/// A short name of step `step` for timings and listings, e.g.
+/// "kernel add_f32", "gemm 64x128x256 x4 bias_relu", "copy x -> t",
+/// "fill t = 0". Needs a verified plan.
+std::string stepName(const PlanFile &planFile, const plan::Step &step);
+
+/// Writes the header and provenance, the tensor table, the memory plan, the
+/// kernel images and every function's steps, as `genesis-run --inspect`
+/// prints them.
+void describePlan(const PlanFile &planFile, std::ostream &os);
+
+struct PlanHeader {
+  uint32_t formatVersion = kPlanFormatVersion;
+  std::string compilerVersion;
+  std::string flags;
+  plan::Target target = plan::Target::Cpu;
+  std::string modelHash;
+};
+
+struct KernelLaunchDesc {
+  uint32_t image = 0;
+  std::string symbol;
+  std::vector<uint32_t> args;
+  /// CUDA launch configuration; ignored on the CPU.
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t sharedMemoryBytes = 0;
+};
+
+/// Field for field the Gemm table of Plan.fbs, which documents the meaning.
+struct GemmDesc {
+  uint32_t a = 0;
+  uint32_t b = 0;
+  uint32_t c = 0;
+  std::optional<uint32_t> bias;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batchCount = 1;
+  int64_t strideA = 0;
+  int64_t strideB = 0;
+  int64_t strideC = 0;
+  bool transposeA = false;
+  bool transposeB = false;
+  double alpha = 1.0;
+  double beta = 0.0;
+  plan::Epilogue epilogue = plan::Epilogue::None;
+};
+
+/// Assembles a plan in memory. The builder records what it is told and
+/// checks nothing, so that tests can build invalid plans too; write() and
+/// PlanFile::fromBytes(bytes()) apply the loader's checks. Every scalar field
+/// is stored even when it equals its default, so a test can mutate any of
+/// them in place (Plan_generated.h has mutators).
+class PlanBuilder {
+public:
+  explicit PlanBuilder(PlanHeader header);
+
+  void setArena(uint64_t bytes, uint64_t alignment = 64);
+  /// An external tensor of any role but temporary; returns its index.
+  uint32_t addTensor(const std::string &name, DType dtype,
+                     std::vector<int64_t> shape, plan::Role role);
+  /// A temporary at `arenaOffset` in the arena; returns its index.
+  uint32_t addTemporary(const std::string &name, DType dtype,
+                        std::vector<int64_t> shape, uint64_t arenaOffset);
+  /// A kernel image for the plan's target; returns its index.
+  uint32_t addImage(plan::ImageFormat format, std::vector<uint8_t> bytes);
+  /// Returns the function's index for adding steps.
+  uint32_t addFunction(const std::string &name, std::vector<uint32_t> inputs,
+                       std::vector<uint32_t> outputs, bool advancesStep = false,
+                       uint64_t rngOffsetAdvance = 0);
+
+  void addKernelLaunch(uint32_t function, KernelLaunchDesc launch,
+                       const std::string &location = "");
+  void addGemm(uint32_t function, const GemmDesc &gemm,
+               const std::string &location = "");
+  void addCopy(uint32_t function, uint32_t src, uint32_t dst, uint64_t bytes,
+               const std::string &location = "");
+  void addFill(uint32_t function, uint32_t dst, double value,
+               const std::string &location = "");
+
+  /// The FlatBuffers payload alone.
+  std::vector<uint8_t> payload() const;
+  /// The complete file contents.
+  std::vector<uint8_t> bytes() const;
+  /// Verifies the plan as PlanFile::load would, then writes it atomically.
+  void write(const std::string &path) const;
+
+private:
+  struct TensorEntry {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    plan::Role role;
+    plan::Storage storage;
+    uint64_t arenaOffset;
+  };
+  struct StepEntry {
+    plan::StepKind kind;
+    KernelLaunchDesc launch;
+    GemmDesc gemm;
+    uint32_t src = 0;
+    uint32_t dst = 0;
+    uint64_t copyBytes = 0;
+    double fillValue = 0;
+    std::string location;
+  };
+  struct FunctionEntry {
+    std::string name;
+    std::vector<uint32_t> inputs;
+    std::vector<uint32_t> outputs;
+    bool advancesStep;
+    uint64_t rngOffsetAdvance;
+    std::vector<StepEntry> steps;
+  };
+  struct ImageEntry {
+    plan::ImageFormat format;
+    std::vector<uint8_t> bytes;
+  };
+
+  StepEntry &addStep(uint32_t function, plan::StepKind kind,
+                     const std::string &location);
+
+  PlanHeader header_;
+  uint64_t arenaBytes_ = 0;
+  uint64_t arenaAlignment_ = 64;
+  std::vector<TensorEntry> tensors_;
+  std::vector<ImageEntry> images_;
+  std::vector<FunctionEntry> functions_;
+};
+
+} // namespace genesis
+
+#endif // GENESIS_RUNTIME_PLANFILE_H

@@ -1,0 +1,618 @@
+//===- Session.cpp - Executing a plan on the CPU --------------------------===//
+
+#include "runtime/Session.h"
+#include "runtime/Error.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <new>
+#include <optional>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <variant>
+
+namespace genesis {
+
+namespace {
+
+using KernelFunction = void (*)(void **);
+
+/// A dlopen'ed kernel image, closed with the session.
+class LoadedImage {
+public:
+  explicit LoadedImage(void *handle) : handle_(handle) {}
+  LoadedImage(const LoadedImage &) = delete;
+  LoadedImage &operator=(const LoadedImage &) = delete;
+  ~LoadedImage() { dlclose(handle_); }
+  void *handle() const { return handle_; }
+
+private:
+  void *handle_;
+};
+
+struct AlignedFree {
+  std::align_val_t alignment;
+  void operator()(uint8_t *pointer) const {
+    ::operator delete(pointer, alignment);
+  }
+};
+using AlignedBytes = std::unique_ptr<uint8_t, AlignedFree>;
+
+struct LaunchOp {
+  KernelFunction kernel;
+  std::vector<uint32_t> args;
+};
+
+struct GemmOp {
+  GemmDesc desc;
+  DType dtype;
+};
+
+struct CopyOp {
+  uint32_t src;
+  uint32_t dst;
+  uint64_t bytes;
+};
+
+struct FillOp {
+  uint32_t dst;
+  uint64_t bytes;
+  /// The value rounded to dst's dtype, as one element.
+  HostArray element;
+};
+
+struct CompiledStep {
+  std::variant<LaunchOp, GemmOp, CopyOp, FillOp> op;
+  std::string name;
+  std::string location;
+  uint64_t calls = 0;
+  double seconds = 0;
+};
+
+struct CompiledFunction {
+  std::string name;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<CompiledStep> steps;
+  bool advancesStep;
+  uint64_t rngOffsetAdvance;
+};
+
+bool isPersistentRole(plan::Role role) {
+  return isCheckpointedRole(role) || role == plan::Role::Lr ||
+         role == plan::Role::RngSeed || role == plan::Role::Step;
+}
+
+/// Roles whose values the caller must provide before they are read.
+bool needsBinding(plan::Role role) {
+  return role == plan::Role::Parameter || role == plan::Role::Buffer ||
+         role == plan::Role::Lr;
+}
+
+/// "a parameter", "an input".
+std::string withArticle(plan::Role role) {
+  std::string name = roleName(role);
+  return (std::strchr("aeiou", name[0]) ? "an " : "a ") + name;
+}
+
+std::string typeString(DType dtype, const std::vector<int64_t> &shape) {
+  return dtypeName(dtype) + shapeString(shape);
+}
+
+uint64_t availableMemoryBytes() {
+  return uint64_t(sysconf(_SC_AVPHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+[[noreturn]] void throwOutOfMemory(const std::string &where,
+                                   const std::string &what, uint64_t bytes) {
+  throw Error(where + ": out of memory: " + what + " needs " +
+              std::to_string(bytes) + " bytes but only " +
+              std::to_string(availableMemoryBytes()) + " bytes are available");
+}
+
+void blasGemm(bool transposeA, bool transposeB, int m, int n, int k,
+              float alpha, const float *a, int lda, const float *b, int ldb,
+              float beta, float *c, int ldc) {
+  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+              transposeB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+void blasGemm(bool transposeA, bool transposeB, int m, int n, int k,
+              double alpha, const double *a, int lda, const double *b, int ldb,
+              double beta, double *c, int ldc) {
+  cblas_dgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+              transposeB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+double gelu(double x) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535588;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+template <typename T>
+void runGemm(const GemmDesc &gemm, const T *a, const T *b, T *c,
+             const T *bias) {
+  int m = static_cast<int>(gemm.m), n = static_cast<int>(gemm.n),
+      k = static_cast<int>(gemm.k);
+  int lda = gemm.transposeA ? m : k;
+  int ldb = gemm.transposeB ? k : n;
+  bool addBias = bias != nullptr;
+  bool relu = gemm.epilogue == plan::Epilogue::Relu ||
+              gemm.epilogue == plan::Epilogue::BiasRelu;
+  bool applyGelu = gemm.epilogue == plan::Epilogue::Gelu ||
+                   gemm.epilogue == plan::Epilogue::BiasGelu;
+  for (int64_t batch = 0; batch < gemm.batchCount; ++batch) {
+    T *cBatch = c + batch * gemm.strideC;
+    blasGemm(gemm.transposeA, gemm.transposeB, m, n, k,
+             static_cast<T>(gemm.alpha), a + batch * gemm.strideA, lda,
+             b + batch * gemm.strideB, ldb, static_cast<T>(gemm.beta), cBatch,
+             n);
+    if (!addBias && !relu && !applyGelu)
+      continue;
+    for (int64_t i = 0; i < int64_t(m) * n; ++i) {
+      T value = cBatch[i];
+      if (addBias)
+        value += bias[i % n];
+      if (relu)
+        value = value > T(0) ? value : T(0);
+      if (applyGelu)
+        value = static_cast<T>(gelu(value));
+      cBatch[i] = value;
+    }
+  }
+}
+
+template <typename T>
+void fillWith(void *dst, uint64_t bytes, const void *element) {
+  T value;
+  std::memcpy(&value, element, sizeof(T));
+  std::fill_n(static_cast<T *>(dst), bytes / sizeof(T), value);
+}
+
+} // namespace
+
+struct Session::Impl {
+  std::vector<std::unique_ptr<LoadedImage>> images;
+  AlignedBytes arena{nullptr, AlignedFree{std::align_val_t(64)}};
+  uint64_t arenaBytes = 0;
+  /// Per tensor: its arena offset (temporaries) and storage (persistent).
+  std::vector<uint64_t> arenaOffsets;
+  std::vector<std::optional<HostArray>> persistent;
+  std::vector<bool> bound;
+  std::map<std::string, uint32_t> tensorIndex;
+  std::vector<CompiledFunction> functions;
+  uint64_t externalBytes = 0;
+  uint64_t peakBytes = 0;
+
+  void execute(CompiledStep &step, const std::vector<void *> &data) const;
+};
+
+void Session::Impl::execute(CompiledStep &step,
+                            const std::vector<void *> &data) const {
+  if (auto *launch = std::get_if<LaunchOp>(&step.op)) {
+    std::vector<void *> args;
+    args.reserve(launch->args.size());
+    for (uint32_t index : launch->args)
+      args.push_back(data[index]);
+    launch->kernel(args.data());
+  } else if (auto *gemm = std::get_if<GemmOp>(&step.op)) {
+    const GemmDesc &desc = gemm->desc;
+    void *bias = desc.bias ? data[*desc.bias] : nullptr;
+    if (gemm->dtype == DType::F32)
+      runGemm(desc, static_cast<const float *>(data[desc.a]),
+              static_cast<const float *>(data[desc.b]),
+              static_cast<float *>(data[desc.c]),
+              static_cast<const float *>(bias));
+    else
+      runGemm(desc, static_cast<const double *>(data[desc.a]),
+              static_cast<const double *>(data[desc.b]),
+              static_cast<double *>(data[desc.c]),
+              static_cast<const double *>(bias));
+  } else if (auto *copy = std::get_if<CopyOp>(&step.op)) {
+    // The planner may give non-overlapping lifetimes the same bytes, and a
+    // copy of a tensor onto itself is harmless, so regions may overlap.
+    if (copy->bytes != 0)
+      std::memmove(data[copy->dst], data[copy->src], copy->bytes);
+  } else {
+    const FillOp &fill = std::get<FillOp>(step.op);
+    const uint64_t bytes = fill.bytes;
+    void *dst = data[fill.dst];
+    switch (fill.element.nbytes()) {
+    case 1:
+      fillWith<uint8_t>(dst, bytes, fill.element.data());
+      break;
+    case 2:
+      fillWith<uint16_t>(dst, bytes, fill.element.data());
+      break;
+    case 4:
+      fillWith<uint32_t>(dst, bytes, fill.element.data());
+      break;
+    default:
+      fillWith<uint64_t>(dst, bytes, fill.element.data());
+      break;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string stepWhere(const CompiledFunction &function, size_t index,
+                      const std::string &location) {
+  std::string where =
+      "function '" + function.name + "' step #" + std::to_string(index);
+  return location.empty() ? where : where + " (" + location + ")";
+}
+
+std::unique_ptr<LoadedImage> loadImage(const plan::KernelImage &image,
+                                       uint32_t index,
+                                       const std::string &where) {
+  std::string what = where + ": kernel image #" + std::to_string(index);
+  // dlopen needs a path; a memfd gives one without touching the disk and
+  // disappears with the process.
+  int fd = memfd_create(("genesis-image-" + std::to_string(index)).c_str(),
+                        MFD_CLOEXEC);
+  if (fd < 0)
+    throw Error(what + ": memfd_create failed: " + std::strerror(errno));
+  const uint8_t *bytes = image.bytes()->data();
+  size_t remaining = image.bytes()->size();
+  while (remaining != 0) {
+    ssize_t written = write(fd, bytes, remaining);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0) {
+      int savedErrno = errno;
+      close(fd);
+      throw Error(what +
+                  ": cannot write it to a memfd: " + std::strerror(savedErrno));
+    }
+    bytes += written;
+    remaining -= static_cast<size_t>(written);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle)
+    throw Error(what + " (elf-so) cannot be loaded: " + dlerror());
+  return std::make_unique<LoadedImage>(handle);
+}
+
+} // namespace
+
+Session::Session(const PlanFile &planFile)
+    : planName_(planFile.name()), rngState_(Generator().get_state()),
+      impl_(std::make_unique<Impl>()) {
+  const plan::Plan &plan = planFile.plan();
+  std::string where = "plan file '" + planName_ + "'";
+  if (plan.header()->target() != plan::Target::Cpu)
+    throw Error(where + ": the plan targets " +
+                targetName(plan.header()->target()) +
+                " but this session runs on the cpu");
+  if (plan.header()->model_hash())
+    modelHash_ = plan.header()->model_hash()->str();
+
+  uint32_t tensorCount = plan.tensors()->size();
+  impl_->arenaOffsets.resize(tensorCount);
+  impl_->persistent.resize(tensorCount);
+  impl_->bound.resize(tensorCount);
+  uint64_t persistentBytes = 0;
+  for (uint32_t i = 0; i < tensorCount; ++i) {
+    const plan::Tensor &entry = *plan.tensors()->Get(i);
+    tensors_.push_back({entry.name()->str(), toDType(entry.dtype()),
+                        planFile.tensorShape(i), entry.role()});
+    impl_->tensorIndex[tensors_.back().name] = i;
+    impl_->arenaOffsets[i] = entry.arena_offset();
+    if (isPersistentRole(entry.role()))
+      persistentBytes += entry.bytes();
+  }
+
+  // An allocation beyond the machine's memory would only be found when the
+  // kernel kills the process while zeroing it.
+  impl_->arenaBytes = plan.memory()->arena_bytes();
+  uint64_t physicalBytes =
+      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (impl_->arenaBytes > physicalBytes ||
+      persistentBytes > physicalBytes - impl_->arenaBytes)
+    throwOutOfMemory(where,
+                     "the arena (" + std::to_string(impl_->arenaBytes) +
+                         " bytes) and the persistent tensors",
+                     impl_->arenaBytes + persistentBytes);
+  std::align_val_t alignment{std::max<size_t>(64, plan.memory()->alignment())};
+  try {
+    impl_->arena = AlignedBytes(
+        static_cast<uint8_t *>(::operator new(impl_->arenaBytes, alignment)),
+        AlignedFree{alignment});
+    std::memset(impl_->arena.get(), 0, impl_->arenaBytes);
+    for (uint32_t i = 0; i < tensorCount; ++i)
+      if (isPersistentRole(tensors_[i].role))
+        impl_->persistent[i].emplace(tensors_[i].dtype, tensors_[i].shape);
+  } catch (const std::bad_alloc &) {
+    throwOutOfMemory(where, "the arena and the persistent tensors",
+                     impl_->arenaBytes + persistentBytes);
+  }
+  impl_->externalBytes = persistentBytes;
+  impl_->peakBytes = impl_->arenaBytes + persistentBytes;
+
+  for (uint32_t i = 0; i < plan.images()->size(); ++i)
+    impl_->images.push_back(loadImage(*plan.images()->Get(i), i, where));
+
+  for (const plan::Function *function : *plan.functions()) {
+    CompiledFunction &compiled = impl_->functions.emplace_back();
+    compiled.name = function->name()->str();
+    compiled.inputs.assign(function->inputs()->begin(),
+                           function->inputs()->end());
+    compiled.outputs.assign(function->outputs()->begin(),
+                            function->outputs()->end());
+    compiled.advancesStep = function->advances_step();
+    compiled.rngOffsetAdvance = function->rng_offset_advance();
+    for (const plan::Step *step : *function->steps()) {
+      CompiledStep &out = compiled.steps.emplace_back();
+      out.name = stepName(planFile, *step);
+      if (step->location())
+        out.location = step->location()->str();
+      switch (step->kind_type()) {
+      case plan::StepKind::KernelLaunch: {
+        const plan::KernelLaunch &launch = *step->kind_as_KernelLaunch();
+        void *handle = impl_->images[launch.image()]->handle();
+        dlerror();
+        void *symbol = dlsym(handle, launch.symbol()->c_str());
+        if (!symbol)
+          throw Error(
+              where + ": kernel image #" + std::to_string(launch.image()) +
+              " has no symbol '" + launch.symbol()->str() + "' (" +
+              stepWhere(compiled, compiled.steps.size() - 1, out.location) +
+              ")");
+        out.op = LaunchOp{reinterpret_cast<KernelFunction>(symbol),
+                          {launch.args()->begin(), launch.args()->end()}};
+        break;
+      }
+      case plan::StepKind::Gemm: {
+        const plan::Gemm &gemm = *step->kind_as_Gemm();
+        GemmDesc desc;
+        desc.a = gemm.a();
+        desc.b = gemm.b();
+        desc.c = gemm.c();
+        if (gemm.bias())
+          desc.bias = *gemm.bias();
+        desc.m = gemm.m();
+        desc.n = gemm.n();
+        desc.k = gemm.k();
+        desc.batchCount = gemm.batch_count();
+        desc.strideA = gemm.stride_a();
+        desc.strideB = gemm.stride_b();
+        desc.strideC = gemm.stride_c();
+        desc.transposeA = gemm.transpose_a();
+        desc.transposeB = gemm.transpose_b();
+        desc.alpha = gemm.alpha();
+        desc.beta = gemm.beta();
+        desc.epilogue = gemm.epilogue();
+        out.op = GemmOp{desc, tensors_[gemm.a()].dtype};
+        break;
+      }
+      case plan::StepKind::Copy: {
+        const plan::Copy &copy = *step->kind_as_Copy();
+        out.op = CopyOp{copy.src(), copy.dst(), copy.bytes()};
+        break;
+      }
+      default: {
+        const plan::Fill &fill = *step->kind_as_Fill();
+        const TensorInfo &dst = tensors_[fill.dst()];
+        HostArray element(dst.dtype, {});
+        element.setDouble(0, fill.value());
+        out.op = FillOp{fill.dst(), plan.tensors()->Get(fill.dst())->bytes(),
+                        std::move(element)};
+        break;
+      }
+      }
+    }
+  }
+}
+
+Session::~Session() = default;
+Session::Session(Session &&) noexcept = default;
+Session &Session::operator=(Session &&) noexcept = default;
+
+void Session::fail(const std::string &problem) const {
+  throw Error("session of plan file '" + planName_ + "': " + problem);
+}
+
+uint32_t Session::indexOf(const std::string &name) const {
+  auto it = impl_->tensorIndex.find(name);
+  if (it == impl_->tensorIndex.end())
+    fail("the plan has no tensor named '" + name + "'");
+  return it->second;
+}
+
+void Session::bind(const std::string &name, const HostArray &value) {
+  uint32_t index = indexOf(name);
+  const TensorInfo &info = tensors_[index];
+  plan::Role role = info.role;
+  if (!isPersistentRole(role) || role == plan::Role::RngSeed ||
+      role == plan::Role::Step)
+    fail("cannot bind '" + name + "': it is " + withArticle(role) +
+         " tensor (bind takes parameter, optimizer_state, buffer and lr "
+         "tensors)");
+  if (value.dtype() != info.dtype || value.shape() != info.shape)
+    fail("cannot bind '" + name + "': the plan declares it " +
+         typeString(info.dtype, info.shape) + " but the value is " +
+         value.typeString());
+  HostArray &storage = *impl_->persistent[index];
+  if (value.nbytes() != 0)
+    std::memcpy(storage.data(), value.data(), value.nbytes());
+  impl_->bound[index] = true;
+}
+
+std::vector<std::string> Session::functionNames() const {
+  std::vector<std::string> names;
+  for (const CompiledFunction &function : impl_->functions)
+    names.push_back(function.name);
+  return names;
+}
+
+const HostArray &Session::tensor(const std::string &name) const {
+  uint32_t index = indexOf(name);
+  if (!impl_->persistent[index])
+    fail("'" + name + "' is " + withArticle(tensors_[index].role) +
+         " tensor, which the session does not hold");
+  return *impl_->persistent[index];
+}
+
+NamedArrays Session::parameters() const {
+  NamedArrays parameters;
+  for (uint32_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].role == plan::Role::Parameter)
+      parameters.emplace_back(tensors_[i].name, *impl_->persistent[i]);
+  return parameters;
+}
+
+std::map<std::string, HostArray>
+Session::run(const std::string &functionName,
+             std::map<std::string, HostArray> inputs) {
+  auto functionIt = std::find_if(
+      impl_->functions.begin(), impl_->functions.end(),
+      [&](const CompiledFunction &f) { return f.name == functionName; });
+  if (functionIt == impl_->functions.end()) {
+    std::string available;
+    for (const std::string &name : functionNames())
+      available += (available.empty() ? "" : ", ") + name;
+    fail("no function '" + functionName +
+         "' in the plan (it has: " + available + ")");
+  }
+  CompiledFunction &function = *functionIt;
+  std::string where = "run '" + function.name + "': ";
+
+  std::vector<uint32_t> expectedInputs;
+  std::string expectedList;
+  for (uint32_t index : function.inputs)
+    if (tensors_[index].role == plan::Role::Input) {
+      expectedInputs.push_back(index);
+      expectedList += (expectedList.empty() ? "" : ", ") + tensors_[index].name;
+    }
+  for (const auto &[name, array] : inputs) {
+    auto it = impl_->tensorIndex.find(name);
+    bool isInput =
+        it != impl_->tensorIndex.end() &&
+        std::count(expectedInputs.begin(), expectedInputs.end(), it->second);
+    if (!isInput) {
+      std::string hint = it != impl_->tensorIndex.end() &&
+                                 needsBinding(tensors_[it->second].role)
+                             ? " ('" + name + "' is " +
+                                   withArticle(tensors_[it->second].role) +
+                                   " tensor: bind it with Session::bind)"
+                             : "";
+      fail(where + "'" + name + "' is not an input of the function (its " +
+           "inputs are: " + expectedList + ")" + hint);
+    }
+    const TensorInfo &info = tensors_[it->second];
+    if (array.dtype() != info.dtype || array.shape() != info.shape)
+      fail(where + "input '" + name + "' is " + array.typeString() +
+           " but the plan expects " + typeString(info.dtype, info.shape));
+  }
+  for (uint32_t index : expectedInputs)
+    if (!inputs.count(tensors_[index].name))
+      fail(where + "missing input '" + tensors_[index].name + "' (" +
+           typeString(tensors_[index].dtype, tensors_[index].shape) + ")");
+  for (uint32_t index : function.inputs)
+    if (needsBinding(tensors_[index].role) && !impl_->bound[index])
+      fail(where + roleName(tensors_[index].role) + " '" +
+           tensors_[index].name +
+           "' was never bound (use Session::bind or load a checkpoint)");
+
+  // Everything is checked: from here on the run cannot fail, except for
+  // allocating the outputs, which changes nothing either.
+  std::map<uint32_t, HostArray> owned;
+  uint64_t runBytes = 0;
+  for (auto &[name, array] : inputs) {
+    runBytes += array.nbytes();
+    owned.emplace(impl_->tensorIndex.at(name), std::move(array));
+  }
+  for (uint32_t index : function.outputs)
+    if (tensors_[index].role == plan::Role::Output) {
+      const TensorInfo &info = tensors_[index];
+      try {
+        auto &array = owned.emplace(index, HostArray(info.dtype, info.shape))
+                          .first->second;
+        runBytes += array.nbytes();
+      } catch (const std::bad_alloc &) {
+        throwOutOfMemory("session of plan file '" + planName_ + "'",
+                         "output '" + info.name + "' (" +
+                             typeString(info.dtype, info.shape) + ")",
+                         HostArray::numelOf(info.shape) *
+                             dtypeSize(info.dtype));
+      }
+    }
+
+  std::vector<void *> data(tensors_.size(), nullptr);
+  for (uint32_t i = 0; i < tensors_.size(); ++i) {
+    if (impl_->persistent[i])
+      data[i] = impl_->persistent[i]->data();
+    else if (tensors_[i].role == plan::Role::Temporary)
+      data[i] = impl_->arena.get() + impl_->arenaOffsets[i];
+  }
+  for (auto &[index, array] : owned)
+    data[index] = array.data();
+  for (uint32_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].role == plan::Role::Step)
+      impl_->persistent[i]->dataAs<int64_t>()[0] = static_cast<int64_t>(step_);
+    if (tensors_[i].role == plan::Role::RngSeed) {
+      int64_t *words = impl_->persistent[i]->dataAs<int64_t>();
+      words[0] = static_cast<int64_t>(rngState_.seed);
+      words[1] = static_cast<int64_t>(rngState_.offset);
+    }
+  }
+
+  for (CompiledStep &step : function.steps) {
+    auto start = std::chrono::steady_clock::now();
+    impl_->execute(step, data);
+    std::chrono::duration<double> elapsed =
+        std::chrono::steady_clock::now() - start;
+    step.seconds += elapsed.count();
+    ++step.calls;
+  }
+
+  if (function.advancesStep)
+    ++step_;
+  rngState_.offset += function.rngOffsetAdvance;
+  impl_->peakBytes = std::max(
+      impl_->peakBytes, impl_->arenaBytes + impl_->externalBytes + runBytes);
+
+  std::map<std::string, HostArray> results;
+  for (uint32_t index : function.outputs) {
+    plan::Role role = tensors_[index].role;
+    if (role == plan::Role::Output || role == plan::Role::Input)
+      results.emplace(tensors_[index].name, std::move(owned.at(index)));
+  }
+  return results;
+}
+
+SessionStats Session::stats() const {
+  SessionStats stats;
+  for (const CompiledFunction &function : impl_->functions)
+    for (const CompiledStep &step : function.steps)
+      stats.steps.push_back(
+          {function.name, step.name, step.location, step.calls, step.seconds});
+  stats.arenaBytes = impl_->arenaBytes;
+  stats.externalBytes = impl_->externalBytes;
+  stats.peakBytes = impl_->peakBytes;
+  return stats;
+}
+
+void Session::resetStats() {
+  for (CompiledFunction &function : impl_->functions)
+    for (CompiledStep &step : function.steps) {
+      step.calls = 0;
+      step.seconds = 0;
+    }
+}
+
+} // namespace genesis

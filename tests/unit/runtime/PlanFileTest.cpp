@@ -1,0 +1,728 @@
+//===- PlanFileTest.cpp - The .gplan container, loader and builder --------===//
+
+#include "PlanTestSupport.h"
+
+#include "runtime/PlanFile.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <sstream>
+
+using namespace genesis;
+using namespace genesis::test;
+
+namespace {
+
+/// A small valid plan touching every step kind, every persistent role the
+/// tests mutate, and the arena.
+struct ValidPlan {
+  PlanBuilder builder{testHeader()};
+  uint32_t x, w, bias, momentum, hidden, count, y, forward;
+
+  ValidPlan() {
+    x = builder.addTensor("x", DType::F32, {2, 3}, plan::Role::Input);
+    w = builder.addTensor("w", DType::F32, {3, 4}, plan::Role::Parameter);
+    bias = builder.addTensor("b", DType::F32, {4}, plan::Role::Parameter);
+    momentum = builder.addTensor("w.momentum", DType::F32, {3, 4},
+                                 plan::Role::OptimizerState);
+    hidden = builder.addTemporary("h", DType::F32, {2, 4}, 0);
+    count = builder.addTemporary("count", DType::I64, {}, 64);
+    y = builder.addTensor("y", DType::F32, {2, 4}, plan::Role::Output);
+    builder.setArena(128, 64);
+    builder.addImage(plan::ImageFormat::ElfSharedObject, {0x7f, 'E', 'L', 'F'});
+    forward = builder.addFunction("forward", {x, w, bias}, {y});
+    GemmDesc gemm;
+    gemm.a = x;
+    gemm.b = w;
+    gemm.c = hidden;
+    gemm.bias = bias;
+    gemm.m = 2;
+    gemm.n = 4;
+    gemm.k = 3;
+    gemm.epilogue = plan::Epilogue::BiasRelu;
+    builder.addGemm(forward, gemm, "mlp.cpp:10");
+    builder.addFill(forward, count, 8, "mlp.cpp:11");
+    builder.addKernelLaunch(forward, {0, "add_f32", {hidden, hidden, y, count}},
+                            "mlp.cpp:11");
+    builder.addCopy(forward, hidden, y, 32);
+  }
+
+  GemmDesc gemm() const {
+    GemmDesc desc;
+    desc.a = x;
+    desc.b = w;
+    desc.c = hidden;
+    desc.m = 2;
+    desc.n = 4;
+    desc.k = 3;
+    return desc;
+  }
+};
+
+std::string loadError(const std::vector<uint8_t> &bytes) {
+  return errorFrom([&] { PlanFile::fromBytes(bytes.data(), bytes.size()); });
+}
+
+std::string loadError(const PlanBuilder &builder) {
+  return loadError(builder.bytes());
+}
+
+/// Builds the valid plan's payload, lets `mutate` change fields in place and
+/// returns the loader's error for the rewrapped payload.
+std::string
+errorAfterMutation(const std::function<void(plan::Plan &)> &mutate) {
+  std::vector<uint8_t> payload = ValidPlan().builder.payload();
+  mutate(*plan::GetMutablePlan(payload.data()));
+  return loadError(wrapPlanPayload(payload.data(), payload.size()));
+}
+
+plan::Tensor &mutableTensor(plan::Plan &root, uint32_t index) {
+  return *root.mutable_tensors()->GetMutableObject(index);
+}
+
+//===----------------------------------------------------------------------===//
+// Round trip and description
+//===----------------------------------------------------------------------===//
+
+TEST(PlanFileTest, BuilderOutputLoadsWithEveryField) {
+  ValidPlan valid;
+  PlanFile planFile = planOf(valid.builder);
+  const plan::Plan &root = planFile.plan();
+  EXPECT_EQ(root.header()->format_version(), kPlanFormatVersion);
+  EXPECT_EQ(root.header()->compiler_version()->str(), "genesis-test 0.1");
+  EXPECT_EQ(root.header()->flags()->str(), "--target=cpu");
+  EXPECT_EQ(root.header()->model_hash()->str(), "test-model");
+  EXPECT_EQ(root.header()->target(), plan::Target::Cpu);
+  ASSERT_EQ(root.tensors()->size(), 7u);
+  EXPECT_EQ(planFile.tensorName(valid.count), "count");
+  EXPECT_EQ(planFile.tensorDType(valid.count), DType::I64);
+  EXPECT_EQ(planFile.tensorShape(valid.x), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(planFile.tensorRole(valid.momentum), plan::Role::OptimizerState);
+  EXPECT_EQ(root.tensors()->Get(valid.count)->arena_offset(), 64u);
+  EXPECT_EQ(root.tensors()->Get(valid.hidden)->bytes(), 32u);
+  EXPECT_EQ(root.memory()->arena_bytes(), 128u);
+  EXPECT_EQ(root.memory()->alignment(), 64u);
+  ASSERT_EQ(root.functions()->size(), 1u);
+  const plan::Function &forward = *root.functions()->Get(0);
+  ASSERT_EQ(forward.steps()->size(), 4u);
+  const plan::Gemm &gemm = *forward.steps()->Get(0)->kind_as_Gemm();
+  EXPECT_EQ(*gemm.bias(), valid.bias);
+  EXPECT_EQ(gemm.epilogue(), plan::Epilogue::BiasRelu);
+  EXPECT_EQ(forward.steps()->Get(0)->location()->str(), "mlp.cpp:10");
+  EXPECT_EQ(forward.steps()->Get(2)->kind_as_KernelLaunch()->symbol()->str(),
+            "add_f32");
+  EXPECT_EQ(forward.steps()->Get(1)->kind_as_Fill()->value(), 8.0);
+  EXPECT_EQ(forward.steps()->Get(3)->kind_as_Copy()->bytes(), 32u);
+  EXPECT_EQ(root.images()->Get(0)->bytes()->size(), 4u);
+
+  std::vector<uint8_t> payload = valid.builder.payload();
+  EXPECT_EQ(planFile.contentHash(),
+            Sha256::digest(payload.data(), payload.size()));
+}
+
+TEST(PlanFileTest, ContainerLayout) {
+  ValidPlan valid;
+  std::vector<uint8_t> payload = valid.builder.payload();
+  std::vector<uint8_t> bytes = valid.builder.bytes();
+  ASSERT_EQ(bytes.size(), kPlanContainerHeaderSize + payload.size());
+  EXPECT_EQ(std::memcmp(bytes.data(), "GPLN", 4), 0);
+  uint32_t version;
+  uint64_t size;
+  std::memcpy(&version, bytes.data() + 4, 4);
+  std::memcpy(&size, bytes.data() + 8, 8);
+  EXPECT_EQ(version, kPlanContainerVersion);
+  EXPECT_EQ(size, payload.size());
+  Sha256::Digest hash = Sha256::digest(payload.data(), payload.size());
+  EXPECT_EQ(std::memcmp(bytes.data() + 16, hash.data(), 32), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + 48, payload.data(), payload.size()), 0);
+  // The builder is deterministic, so identical plans hash identically.
+  EXPECT_EQ(ValidPlan().builder.bytes(), bytes);
+}
+
+class PlanFileIOTest : public TempDirTest {};
+
+TEST_F(PlanFileIOTest, WriteThenLoad) {
+  ValidPlan valid;
+  valid.builder.write(path("m.gplan"));
+  EXPECT_EQ(readFileBytes(path("m.gplan")), valid.builder.bytes());
+  PlanFile planFile = PlanFile::load(path("m.gplan"));
+  EXPECT_EQ(planFile.name(), path("m.gplan"));
+  EXPECT_EQ(planFile.plan().tensors()->size(), 7u);
+}
+
+TEST_F(PlanFileIOTest, WriteRefusesAnInvalidPlanAndKeepsTheOldFile) {
+  ValidPlan valid;
+  valid.builder.write(path("m.gplan"));
+  ValidPlan invalid;
+  invalid.builder.addCopy(invalid.forward, 99, invalid.y, 4);
+  std::string message =
+      errorFrom([&] { invalid.builder.write(path("m.gplan")); });
+  EXPECT_TRUE(contains(message, "plan file '" + path("m.gplan") + "'"));
+  EXPECT_TRUE(contains(message, "out of range"));
+  EXPECT_EQ(readFileBytes(path("m.gplan")), valid.builder.bytes());
+}
+
+TEST_F(PlanFileIOTest, MissingAndNonRegularFiles) {
+  EXPECT_TRUE(contains(errorFrom([&] { PlanFile::load(path("none.gplan")); }),
+                       "cannot open '" + path("none.gplan") +
+                           "': No such file or directory"));
+  EXPECT_TRUE(
+      contains(errorFrom([&] { PlanFile::load(dir_); }), "not a regular file"));
+}
+
+TEST(PlanFileTest, DescribeListsProvenanceTensorsMemoryAndSteps) {
+  PlanFile planFile = planOf(ValidPlan().builder);
+  std::ostringstream text;
+  describePlan(planFile, text);
+  std::string description = text.str();
+  for (const std::string &line :
+       {std::string("plan: test.gplan"), std::string("format version: 1"),
+        std::string("compiler: genesis-test 0.1"),
+        std::string("flags: --target=cpu"), std::string("target: cpu"),
+        std::string("model hash: test-model"),
+        "content sha256: " + toHex(planFile.contentHash()),
+        std::string("tensors (7):"),
+        std::string("#0 x: f32[2, 3] input, 24 B external"),
+        std::string("#3 w.momentum: f32[3, 4] optimizer_state, 48 B external"),
+        std::string("#4 h: f32[2, 4] temporary, 32 B at arena [0, 32)"),
+        std::string("#5 count: i64[] temporary, 8 B at arena [64, 72)"),
+        std::string("memory: arena 128 B, alignment 64"),
+        std::string("#0 cpu elf-so, 4 B"),
+        std::string("function forward(x, w, b) -> (y)"),
+        std::string("#0 gemm 2x4x3 bias_relu: h = 1 * x @ w, bias b  @ "
+                    "mlp.cpp:10"),
+        std::string("#1 fill count = 8  @ mlp.cpp:11"),
+        std::string("#2 kernel add_f32 (image #0) args [h, h, y, count]"),
+        std::string("#3 copy h -> y (32 B)")})
+    EXPECT_TRUE(contains(description, line));
+}
+
+//===----------------------------------------------------------------------===//
+// Container errors
+//===----------------------------------------------------------------------===//
+
+TEST(PlanFileTest, EveryTruncationIsAnError) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + size);
+    std::string message = loadError(truncated);
+    const char *expected = size < 4    ? "bad magic"
+                           : size < 48 ? "truncated: file is"
+                                       : "truncated: the header promises";
+    EXPECT_TRUE(contains(message, expected)) << "size " << size;
+  }
+}
+
+TEST(PlanFileTest, TrailingBytes) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  bytes.push_back(0);
+  EXPECT_TRUE(contains(loadError(bytes), "1 trailing bytes after the"));
+}
+
+TEST(PlanFileTest, EveryCorruptedByteIsAnError) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  for (size_t position = 0; position < bytes.size(); ++position) {
+    std::vector<uint8_t> corrupted = bytes;
+    corrupted[position] ^= uint8_t(1u << (position % 8));
+    std::string message = loadError(corrupted);
+    if (position < 4)
+      EXPECT_TRUE(contains(message, "bad magic")) << position;
+    else if (position >= 16)
+      EXPECT_TRUE(contains(message, "content hash mismatch")) << position;
+    else
+      EXPECT_FALSE(message.empty()) << position;
+  }
+}
+
+TEST_F(PlanFileIOTest, CorruptedFilesOnDisk) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  for (size_t position = 48; position < bytes.size(); position += 97) {
+    std::vector<uint8_t> corrupted = bytes;
+    corrupted[position] ^= 0xFF;
+    writeFileBytes(path("bad.gplan"), corrupted);
+    std::string message = errorFrom([&] { PlanFile::load(path("bad.gplan")); });
+    EXPECT_TRUE(contains(message, "plan file '" + path("bad.gplan") +
+                                      "': content hash mismatch"))
+        << position;
+  }
+  bytes.resize(bytes.size() - 1);
+  writeFileBytes(path("short.gplan"), bytes);
+  EXPECT_TRUE(contains(errorFrom([&] { PlanFile::load(path("short.gplan")); }),
+                       "truncated"));
+}
+
+TEST(PlanFileTest, NewerContainerVersionNamesBothVersions) {
+  std::vector<uint8_t> payload = ValidPlan().builder.payload();
+  std::string message =
+      loadError(wrapPlanPayload(payload.data(), payload.size(), 2));
+  EXPECT_TRUE(contains(message, "plan file '<memory>': container version 2 is "
+                                "newer than this runtime supports (version "
+                                "1)"));
+  EXPECT_TRUE(
+      contains(loadError(wrapPlanPayload(payload.data(), payload.size(), 0)),
+               "container version 0 is not a valid version"));
+}
+
+TEST(PlanFileTest, NewerFormatVersionNamesBothVersions) {
+  PlanHeader header = testHeader();
+  header.formatVersion = kPlanFormatVersion + 1;
+  PlanBuilder builder(header);
+  EXPECT_TRUE(contains(loadError(builder),
+                       "header.format_version: format version 2 is newer "
+                       "than this runtime supports (version 1)"));
+  header.formatVersion = 0;
+  EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
+                       "header.format_version: 0 is not a valid version"));
+}
+
+TEST(PlanFileTest, BadMagic) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  std::memcpy(bytes.data(), "GPLX", 4);
+  EXPECT_TRUE(contains(loadError(bytes),
+                       "bad magic: not a .gplan file (expected \"GPLN\")"));
+}
+
+TEST(PlanFileTest, OversizedPayloadSizeIsRejectedBeforeReading) {
+  std::vector<uint8_t> bytes = ValidPlan().builder.bytes();
+  uint64_t huge = uint64_t(1) << 40;
+  std::memcpy(bytes.data() + 8, &huge, 8);
+  EXPECT_TRUE(contains(loadError(bytes), "exceeds the FlatBuffers limit"));
+}
+
+TEST(PlanFileTest, PayloadThatIsNoFlatBuffer) {
+  std::vector<uint8_t> garbage(64, 0xAB);
+  EXPECT_TRUE(contains(loadError(wrapPlanPayload(garbage.data(), 64)),
+                       "payload is not a valid plan (FlatBuffers verification "
+                       "failed)"));
+  EXPECT_TRUE(contains(loadError(wrapPlanPayload(nullptr, 0)),
+                       "FlatBuffers verification failed"));
+}
+
+//===----------------------------------------------------------------------===//
+// Semantic errors
+//===----------------------------------------------------------------------===//
+
+struct BuilderCase {
+  const char *description;
+  std::function<void(ValidPlan &)> change;
+  const char *expected;
+};
+
+TEST(PlanFileTest, SemanticErrorsNameTheField) {
+  const BuilderCase cases[] = {
+      {"step tensor index out of range",
+       [](ValidPlan &p) { p.builder.addCopy(p.forward, 99, p.y, 4); },
+       "functions[0] 'forward'.steps[4].src: tensor index 99 is out of range "
+       "(the plan has 7 tensors)"},
+      {"function input out of range",
+       [](ValidPlan &p) { p.builder.addFunction("g", {42}, {}); },
+       "functions[1] 'g'.inputs[0]: tensor index 42 is out of range"},
+      {"function output out of range",
+       [](ValidPlan &p) { p.builder.addFunction("g", {}, {7}); },
+       "functions[1] 'g'.outputs[0]: tensor index 7 is out of range"},
+      {"arena overflow",
+       [](ValidPlan &p) {
+         p.builder.addTemporary("big", DType::F32, {64}, 64);
+       },
+       "tensors[7] 'big': arena range [64, 64 + 256) exceeds arena_bytes 128"},
+      {"arena offset overflow",
+       [](ValidPlan &p) {
+         p.builder.addTemporary("wrap", DType::F32, {64}, ~uint64_t(63));
+       },
+       "exceeds arena_bytes 128"},
+      {"misaligned arena offset",
+       [](ValidPlan &p) { p.builder.addTemporary("odd", DType::F32, {1}, 4); },
+       "tensors[7] 'odd': arena_offset 4 is not a multiple of the alignment "
+       "64"},
+      {"misaligned element",
+       [](ValidPlan &p) {
+         p.builder.setArena(128, 1);
+         p.builder.addTemporary("odd", DType::F32, {1}, 2);
+       },
+       "arena_offset 2 is not a multiple of the alignment 4"},
+      {"alignment not a power of two",
+       [](ValidPlan &p) { p.builder.setArena(128, 48); },
+       "memory.alignment: 48 is not a power of two up to 4096"},
+      {"negative dimension",
+       [](ValidPlan &p) {
+         p.builder.addTensor("neg", DType::F32, {2, -1}, plan::Role::Input);
+       },
+       "tensors[7] 'neg': shape [2, -1]: dimension 1 is negative"},
+      {"byte size overflow",
+       [](ValidPlan &p) {
+         p.builder.addTensor("huge", DType::F64, {int64_t(1) << 40, 1 << 30},
+                             plan::Role::Input);
+       },
+       "tensors[7] 'huge': byte size of f64[1099511627776, 1073741824] "
+       "overflows"},
+      {"duplicate tensor name",
+       [](ValidPlan &p) {
+         p.builder.addTensor("x", DType::F32, {1}, plan::Role::Input);
+       },
+       "tensors[7] 'x': duplicate name (also tensors[0])"},
+      {"empty tensor name",
+       [](ValidPlan &p) {
+         p.builder.addTensor("", DType::F32, {1}, plan::Role::Input);
+       },
+       "tensors[7]: name is empty"},
+      {"rng_seed of the wrong type",
+       [](ValidPlan &p) {
+         p.builder.addTensor("rng", DType::I64, {3}, plan::Role::RngSeed);
+       },
+       "an rng_seed tensor must be i64[2] (seed, offset), not i64[3]"},
+      {"step of the wrong type",
+       [](ValidPlan &p) {
+         p.builder.addTensor("step", DType::I32, {}, plan::Role::Step);
+       },
+       "a step tensor must be i64[], not i32[]"},
+      {"lr of the wrong type",
+       [](ValidPlan &p) {
+         p.builder.addTensor("lr", DType::F32, {1}, plan::Role::Lr);
+       },
+       "an lr tensor must be f32[] or f64[], not f32[1]"},
+      {"temporary with external storage",
+       [](ValidPlan &p) {
+         p.builder.addTensor("t", DType::F32, {1}, plan::Role::Temporary);
+       },
+       "tensors[7] 't': role temporary needs arena storage"},
+      {"kernel image index out of range",
+       [](ValidPlan &p) {
+         p.builder.addKernelLaunch(p.forward, {3, "add_f32", {p.x}});
+       },
+       "functions[0] 'forward'.steps[4].image: image index 3 is out of range "
+       "(the plan has 1 images)"},
+      {"empty symbol",
+       [](ValidPlan &p) {
+         p.builder.addKernelLaunch(p.forward, {0, "", {}});
+       },
+       "functions[0] 'forward'.steps[4].symbol: symbol is empty"},
+      {"kernel argument out of range",
+       [](ValidPlan &p) {
+         p.builder.addKernelLaunch(p.forward, {0, "k", {p.x, 12}}, "m.cpp:3");
+       },
+       "functions[0] 'forward'.steps[4] (m.cpp:3).args[1]: tensor index 12 is "
+       "out of range"},
+      {"image format for another target",
+       [](ValidPlan &p) {
+         p.builder.addImage(plan::ImageFormat::Cubin, {1, 2, 3});
+       },
+       "images[1]: format cubin cannot run on target cpu"},
+      {"empty image",
+       [](ValidPlan &p) {
+         p.builder.addImage(plan::ImageFormat::ElfSharedObject, {});
+       },
+       "images[1]: image is empty"},
+      {"duplicate function name",
+       [](ValidPlan &p) { p.builder.addFunction("forward", {}, {}); },
+       "functions[1] 'forward': duplicate name (also functions[0])"},
+      {"empty function name",
+       [](ValidPlan &p) { p.builder.addFunction("", {}, {}); },
+       "functions[1]: name is empty"},
+      {"output tensor as input",
+       [](ValidPlan &p) { p.builder.addFunction("g", {p.y}, {}); },
+       "functions[1] 'g'.inputs[0] 'y': role output cannot be a function "
+       "input"},
+      {"temporary as output",
+       [](ValidPlan &p) { p.builder.addFunction("g", {}, {p.hidden}); },
+       "functions[1] 'g'.outputs[0] 'h': role temporary cannot be a function "
+       "output"},
+      {"input updated in place without being an input",
+       [](ValidPlan &p) { p.builder.addFunction("g", {}, {p.x}); },
+       "functions[1] 'g'.outputs[0] 'x': an input tensor updated in place must "
+       "also be an input of the function"},
+      {"input listed twice",
+       [](ValidPlan &p) {
+         p.builder.addFunction("g", {p.x, p.x}, {});
+       },
+       "functions[1] 'g'.inputs[1] 'x': listed twice"},
+      {"output listed twice",
+       [](ValidPlan &p) {
+         p.builder.addFunction("g", {}, {p.y, p.y});
+       },
+       "functions[1] 'g'.outputs[1] 'y': listed twice"},
+      {"step reads a tensor the function does not take",
+       [](ValidPlan &p) {
+         uint32_t g = p.builder.addFunction("g", {}, {p.y});
+         p.builder.addCopy(g, p.x, p.y, 4);
+       },
+       "functions[1] 'g'.steps[0].src 'x': the step reads a tensor that is "
+       "neither a temporary nor an input or output of the function"},
+      {"step writes an input",
+       [](ValidPlan &p) { p.builder.addFill(p.forward, p.x, 1); },
+       "functions[0] 'forward'.steps[4].dst 'x': the step writes a tensor that "
+       "is neither a temporary nor an output of the function"},
+      {"gemm writes a parameter it does not output",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.c = p.momentum;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].c 'w.momentum': the step writes a tensor"},
+      {"copy larger than its source",
+       [](ValidPlan &p) { p.builder.addCopy(p.forward, p.x, p.y, 28); },
+       "functions[0] 'forward'.steps[4]: copy of 28 bytes exceeds 'x' (24 "
+       "bytes)"},
+      {"fill value not representable",
+       [](ValidPlan &p) { p.builder.addFill(p.forward, p.count, 2.5); },
+       "functions[0] 'forward'.steps[4]: fill value 2.5 is not representable "
+       "in i64"},
+      {"fill value out of the i64 range",
+       [](ValidPlan &p) { p.builder.addFill(p.forward, p.count, 0x1p63); },
+       "is not representable in i64"},
+      {"fill with NaN into an integer",
+       [](ValidPlan &p) { p.builder.addFill(p.forward, p.count, NAN); },
+       "fill value nan is not representable in i64"},
+      {"gemm with k inconsistent with a",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.k = 4;
+         p.builder.addGemm(p.forward, gemm, "mlp.cpp:20");
+       },
+       "functions[0] 'forward'.steps[4] (mlp.cpp:20).a: 'x' is f32[2, 3] but "
+       "its rows must hold 4 elements"},
+      {"gemm with m inconsistent with a",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.m = 3;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].a: 'x' is f32[2, 3] but 1 batches of 3x3 with stride 0 need "
+       "9 elements"},
+      {"gemm with n inconsistent with c",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.n = 3;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].b: 'w' is f32[3, 4] but its rows must hold 3 elements"},
+      {"gemm batches beyond the operand",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.batchCount = 2;
+         gemm.strideC = 8;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].c: 'h' is f32[2, 4] but 2 batches of 2x4 with stride 8 need "
+       "16 elements"},
+      {"gemm batches of c overlap",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.batchCount = 2;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].stride_c: 0 is less than m * n = 8, so the batches of c would "
+       "overlap"},
+      {"gemm with m = 0",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.m = 0;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].m: 0 is not in [1, 2147483647]"},
+      {"gemm with a negative stride",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.strideB = -1;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].stride_b: -1 is negative"},
+      {"gemm writing its own operand",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.a = p.hidden;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].c: c must not be the same tensor as a"},
+      {"gemm on integers",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.a = p.count;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].a: gemm supports f32 and f64, not i64"},
+      {"gemm with mixed dtypes",
+       [](ValidPlan &p) {
+         uint32_t w64 =
+             p.builder.addTensor("w64", DType::F64, {3, 4}, plan::Role::Input);
+         uint32_t g = p.builder.addFunction("g", {p.x, w64}, {p.y});
+         GemmDesc gemm = p.gemm();
+         gemm.b = w64;
+         gemm.c = p.y;
+         p.builder.addGemm(g, gemm);
+       },
+       "steps[0].b: dtype f64 differs from a's dtype f32"},
+      {"bias epilogue without a bias",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.epilogue = plan::Epilogue::BiasGelu;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].bias: epilogue bias_gelu needs a bias"},
+      {"bias without a bias epilogue",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.bias = p.bias;
+         gemm.epilogue = plan::Epilogue::Relu;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].bias: a bias is given but epilogue relu adds none"},
+      {"bias of the wrong length",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.bias = p.x;
+         gemm.epilogue = plan::Epilogue::Bias;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].bias: 'x' has 6 elements but n is 4"},
+  };
+  for (const BuilderCase &testCase : cases) {
+    ValidPlan valid;
+    testCase.change(valid);
+    std::string message = loadError(valid.builder);
+    EXPECT_EQ(message.rfind("plan file '<memory>': ", 0), 0u) << message;
+    EXPECT_TRUE(contains(message, testCase.expected)) << testCase.description;
+  }
+}
+
+struct MutationCase {
+  const char *description;
+  std::function<void(plan::Plan &)> mutate;
+  const char *expected;
+};
+
+// Fields the builder cannot get wrong, corrupted in the FlatBuffer itself.
+TEST(PlanFileTest, CorruptedFieldsNameTheField) {
+  const MutationCase cases[] = {
+      {"invalid dtype",
+       [](plan::Plan &root) {
+         mutableTensor(root, 0).mutate_dtype(static_cast<plan::DType>(42));
+       },
+       "tensors[0] 'x': dtype 42 is not a valid dtype"},
+      {"invalid role",
+       [](plan::Plan &root) {
+         mutableTensor(root, 1).mutate_role(static_cast<plan::Role>(99));
+       },
+       "tensors[1] 'w': role 99 is not a valid role"},
+      {"invalid storage",
+       [](plan::Plan &root) {
+         mutableTensor(root, 1).mutate_storage(static_cast<plan::Storage>(5));
+       },
+       "tensors[1] 'w': storage 5 is not a valid storage"},
+      {"parameter in the arena",
+       [](plan::Plan &root) {
+         mutableTensor(root, 1).mutate_storage(plan::Storage::Arena);
+       },
+       "tensors[1] 'w': role parameter needs external storage"},
+      {"external tensor with an arena offset",
+       [](plan::Plan &root) { mutableTensor(root, 1).mutate_arena_offset(64); },
+       "tensors[1] 'w': external tensor has arena_offset 64"},
+      {"negative dimension",
+       [](plan::Plan &root) {
+         mutableTensor(root, 0).mutable_shape()->Mutate(0, -2);
+       },
+       "tensors[0] 'x': shape [-2, 3]: dimension 0 is negative"},
+      {"bytes inconsistent with the shape",
+       [](plan::Plan &root) { mutableTensor(root, 0).mutate_bytes(20); },
+       "tensors[0] 'x': bytes is 20 but f32[2, 3] needs 24"},
+      {"invalid target",
+       [](plan::Plan &root) {
+         root.mutable_header()->mutate_target(static_cast<plan::Target>(7));
+       },
+       "header.target: 7 is not a valid target"},
+      {"image for another target",
+       [](plan::Plan &root) {
+         root.mutable_images()->GetMutableObject(0)->mutate_target(
+             plan::Target::Cuda);
+       },
+       "images[0]: target cuda differs from the plan's target cpu"},
+      {"invalid image format",
+       [](plan::Plan &root) {
+         root.mutable_images()->GetMutableObject(0)->mutate_format(
+             static_cast<plan::ImageFormat>(9));
+       },
+       "images[0]: format 9 is not a valid image format"},
+      {"invalid epilogue",
+       [](plan::Plan &root) {
+         plan::Step &step = *root.mutable_functions()
+                                 ->GetMutableObject(0)
+                                 ->mutable_steps()
+                                 ->GetMutableObject(0);
+         static_cast<plan::Gemm *>(step.mutable_kind())
+             ->mutate_epilogue(static_cast<plan::Epilogue>(17));
+       },
+       "functions[0] 'forward'.steps[0] (mlp.cpp:10).epilogue: 17 is not a "
+       "valid epilogue"},
+      {"arena too small for a temporary",
+       [](plan::Plan &root) { root.mutable_memory()->mutate_arena_bytes(70); },
+       "tensors[5] 'count': arena range [64, 64 + 8) exceeds arena_bytes 70"},
+  };
+  for (const MutationCase &testCase : cases) {
+    std::string message = errorAfterMutation(testCase.mutate);
+    EXPECT_EQ(message.rfind("plan file '<memory>': ", 0), 0u) << message;
+    EXPECT_TRUE(contains(message, testCase.expected)) << testCase.description;
+  }
+}
+
+TEST(PlanFileTest, InvalidStepKind) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto header = plan::CreateHeaderDirect(fbb, kPlanFormatVersion);
+  std::vector<flatbuffers::Offset<plan::Tensor>> tensors;
+  auto memory = plan::CreateMemoryPlan(fbb, 0, 64);
+  std::vector<flatbuffers::Offset<plan::Step>> steps = {
+      plan::CreateStepDirect(fbb, static_cast<plan::StepKind>(9),
+                             plan::CreateFill(fbb, 0, 0).Union())};
+  std::vector<uint32_t> none;
+  std::vector<flatbuffers::Offset<plan::Function>> functions = {
+      plan::CreateFunctionDirect(fbb, "f", &none, &none, &steps)};
+  std::vector<flatbuffers::Offset<plan::KernelImage>> images;
+  plan::FinishPlanBuffer(fbb,
+                         plan::CreatePlanDirect(fbb, header, &tensors, memory,
+                                                &functions, &images));
+  EXPECT_TRUE(contains(
+      loadError(wrapPlanPayload(fbb.GetBufferPointer(), fbb.GetSize())),
+      "functions[0] 'f'.steps[0]: step kind 9 is not a valid step kind"));
+}
+
+TEST(PlanFileTest, CudaPlans) {
+  PlanHeader header = testHeader();
+  header.target = plan::Target::Cuda;
+  PlanBuilder builder(header);
+  uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
+  builder.addImage(plan::ImageFormat::Cubin, {1, 2, 3});
+  uint32_t f = builder.addFunction("f", {x}, {});
+  KernelLaunchDesc launch{0, "k", {x}, {2, 1, 1}, {128, 1, 1}, 1024};
+  builder.addKernelLaunch(f, launch);
+  PlanFile planFile = planOf(builder);
+  const plan::KernelLaunch &loaded = *planFile.plan()
+                                          .functions()
+                                          ->Get(0)
+                                          ->steps()
+                                          ->Get(0)
+                                          ->kind_as_KernelLaunch();
+  EXPECT_EQ(loaded.grid()->x(), 2u);
+  EXPECT_EQ(loaded.block()->x(), 128u);
+  EXPECT_EQ(loaded.shared_memory_bytes(), 1024u);
+  std::ostringstream text;
+  describePlan(planFile, text);
+  EXPECT_TRUE(contains(text.str(), "grid (2, 1, 1) block (128, 1, 1) shared "
+                                   "1024 B"));
+
+  launch.grid = {1, 0, 1};
+  builder.addKernelLaunch(f, launch);
+  EXPECT_TRUE(contains(loadError(builder),
+                       "functions[0] 'f'.steps[1].grid: a CUDA launch needs "
+                       "three non-zero dimensions"));
+  PlanBuilder elfOnCuda(header);
+  elfOnCuda.addImage(plan::ImageFormat::ElfSharedObject, {1});
+  EXPECT_TRUE(contains(loadError(elfOnCuda),
+                       "images[0]: format elf-so cannot run on target cuda"));
+}
+
+TEST(PlanFileTest, BuilderRejectsStepsForMissingFunctions) {
+  PlanBuilder builder(testHeader());
+  EXPECT_TRUE(contains(errorFrom([&] { builder.addFill(3, 0, 1); }),
+                       "PlanBuilder: no function #3"));
+}
+
+} // namespace
