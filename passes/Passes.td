@@ -164,52 +164,61 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
 def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
   let summary = "GEMMs to library calls with epilogues; fusion groups to genesis.fusion";
   let description = [{
-    Target-independent fusion. Every kernel a backend emits afterwards is one
-    `genesis.fusion` or one `genesis.library_call`. The rewrite is exact: the
-    fused function computes what the unfused one did.
+    Target-independent fusion: afterwards every kernel a backend emits is one
+    `genesis.fusion` or one `genesis.library_call`. Loop and input fusion
+    only regroup ops, so they change no result bit; a GEMM epilogue acts on
+    the unrounded product (`genesis.library_call`'s semantics), so it may
+    differ from the separate ops by one rounding of the product.
 
     1. GEMMs. Every `genesis.matmul` becomes a `genesis.library_call` with
        epilogue `none` and alpha 1. A call then absorbs, one at a time, the
-       sole user of its result (never an op whose operand has other users):
-       - `genesis.mul` by a splat constant `c`, when the epilogue is `none`
-         and alpha is 1: alpha becomes `c`;
-       - `genesis.add` (either operand order) of
+       only user of its result (never when the result has other users):
+       - `genesis.mul` by a splat float constant `c`, when the epilogue is
+         `none` and alpha is 1: alpha becomes `c`;
+       - `genesis.add`, in either operand order, of
          `genesis.broadcast_in_dim %bias, [rank - 1]` with a 1-D `bias` of
          the last result dimension, when the epilogue is `none`: epilogue
          `bias`;
        - `genesis.relu`, when the epilogue is `none` or `bias`: `relu` or
          `bias_relu`;
        - `genesis.gelu approximate = tanh`, likewise: `gelu` or `bias_gelu`.
-    2. Loop fusion (XLA's). Fusible ops are those with the `Elementwise`
-       trait, `genesis.broadcast_in_dim` and splat `genesis.constant`s.
-       Ops are visited consumers first (reverse program order); an op joins
-       the group of its users when all of its users are in that one group,
-       so nothing is computed twice, and otherwise roots a group of its own.
-       *Cheap* ops are not placed in groups but cloned into every group that
-       uses them: splat constants, and broadcasts whose operand comes from
-       outside every group anyway (a block argument, a cheap op, a
-       reduction or a non-fusible op).
+       The new call takes the absorbed op's place, at the `FusedLoc` of both
+       locations; a constant or broadcast left without users is erased.
+    2. Loop fusion (XLA's). Fusible ops are the genesis ops with the
+       `Elementwise` trait, `genesis.broadcast_in_dim` and splat
+       `genesis.constant`s. Ops are visited consumers first (reverse program
+       order). An op joins the group of its users when all of its users are
+       in that one group, so nothing is computed twice; otherwise it roots a
+       group of its own. *Cheap* ops belong to no group but are cloned into
+       every group that uses them: splat constants, and broadcasts whose
+       operand comes from outside every group anyway (a block argument, a
+       cheap op, a reduction or a non-fusible op).
     3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
-       always roots a group (its consumers never join it) into which its
-       producers fuse as in 2. It may also take a producer with users
-       elsewhere, as an extra result (multi-output fusion, still computed
-       once), when that producer's shape is the reduction operand's shape
-       and no path leaves the group and re-enters it: a reachability test
-       over the groups, followed through their other members, keeps the
-       groups acyclic.
-    4. Every other op (compound ops, layout and indexing ops, iota, argmax,
-       optimizer updates, collectives, non-splat constants, library calls,
-       existing fusions) stays as it is. A group of one op is still a
-       fusion, except a single broadcast whose users are all non-fusible,
-       which stays as it is, like a cheap op nothing fuses.
-    5. Each group becomes a `genesis.fusion` at its last op: its inputs are
+       always roots a group, which its consumers never join; its producers
+       join it as in 2. A producer with users elsewhere may still join a
+       reduction's group as an extra result (multi-output fusion; it is
+       still computed once) when its shape is the reduction operand's shape
+       and no path leaves the group and re-enters it. That test is a
+       reachability search from the producer's other users, which continues
+       from every member of each group it enters (a group's kernel produces
+       its results only after reading all of its inputs), so the groups stay
+       acyclic. The first such group, in program order of the producer's
+       users, is taken.
+    4. Every other op (compound ops, layout and indexing ops, `iota`,
+       `argmax`, optimizer updates, collectives, non-splat constants,
+       library calls, existing fusions) stays as it is, as does an op
+       without users. A group of one op is still a fusion, except a single
+       broadcast whose users are all non-fusible, which stays as it is, like
+       a cheap op that no group uses.
+    5. Each group becomes a `genesis.fusion` at its last op. Its inputs are
        the values it uses from outside, deduplicated in first-use order and
-       bound to block arguments in the same order; its ops are moved in,
-       cheap ops cloned, and `genesis.yield` returns every value used
-       outside, in program order, whose uses then take the fusion's results.
-       The fusion is located at the `FusedLoc` of its ops' locations. The
-       block is then ordered topologically again (stable), since a side
-       result may be used before the group's last op.
+       bound to block arguments in the same order; its ops move in, cheap
+       ops are cloned in before their first use, and `genesis.yield` returns
+       every value used outside, in program order; those uses then take the
+       fusion's results. The fusion is located at the `FusedLoc` of the
+       locations of its ops (not of the cloned ones). The block is then
+       sorted topologically (a stable sort), since a side result may be used
+       before the group's last op.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
@@ -234,6 +243,13 @@ def GenesisLowerCpu : Pass<"genesis-lower-cpu", "mlir::ModuleOp"> {
     twice is computed once. A fusion whose result is a `reduce_sum/max/min`
     loops over the kept dimensions and, inside, over the reduced ones with
     the accumulator carried in `iter_args`. Intermediates never reach memory.
+
+    Ops outside fusions that the training step needs get a kernel each
+    (`@<function>_<op><N>`): the optimizer updates (a loop over the
+    parameter), softmax and log_softmax (three passes over the dimension
+    per row) and cross_entropy and its gradient (row by row, one range);
+    they compute in f64 and round once per stored value, in the evaluator's
+    order of operations.
     `compileCpuKernels` then lowers the kernels to LLVM, optimises them at O3
     for the host CPU (vectorising the innermost loops) and links a shared
     object; the runtime may split each kernel's outer range across threads.

@@ -181,6 +181,12 @@ private:
 
     DType dtype = toDType(entry.dtype());
     const auto &shape = *entry.shape();
+    // The FlatBuffers 2.0 Verifier checks the alignment of a vector's length
+    // but not of its elements; the payload itself is 16-byte aligned. (The
+    // builder does not align empty vectors, which are never read.)
+    if (shape.size() != 0 &&
+        reinterpret_cast<uintptr_t>(shape.data()) % alignof(int64_t) != 0)
+      fail(field, "shape vector is not 8-byte aligned");
     uint64_t bytes = dtypeSize(dtype);
     for (uint32_t d = 0; d < shape.size(); ++d) {
       if (shape[d] < 0)

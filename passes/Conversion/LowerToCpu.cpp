@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CpuKernels.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -318,16 +319,6 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
                                    OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  SmallVector<Type> argTypes;
-  auto toMemref = [](Type type) {
-    auto tensor = cast<RankedTensorType>(type);
-    return MemRefType::get(tensor.getShape(), tensor.getElementType());
-  };
-  for (Type type : fusion.getInputs().getTypes())
-    argTypes.push_back(toMemref(type));
-  for (Type type : fusion.getResultTypes())
-    argTypes.push_back(toMemref(type));
-  argTypes.append(2, moduleBuilder.getIndexType());
 
   // All results share the loop shape, except a reduction root whose loop
   // covers its operand.
@@ -343,14 +334,29 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
       return fusion.emitError("genesis-lower-cpu: the results of a loop fusion "
                               "must share one shape");
 
-  auto kernel = func::FuncOp::create(moduleBuilder, loc, name,
-                                     moduleBuilder.getFunctionType(argTypes, {}));
-  kernel->setAttr("genesis.kernel", moduleBuilder.getUnitAttr());
   // The extent of the outermost loop, which the runtime may split.
   int64_t outerExtent = 1;
   if (!isReduction && resultType.getRank() > 0)
     outerExtent = resultType.getDimSize(0);
-  Block *entry = kernel.addEntryBlock();
+  SmallVector<int64_t> keptShape, kept, reduced;
+  ArrayRef<int64_t> dims;
+  if (isReduction) {
+    auto operandType = cast<RankedTensorType>(root->getOperand(0).getType());
+    dims = llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(root)
+               .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(
+                   [](auto reduce) { return reduce.getDims(); });
+    for (int64_t d = 0; d < operandType.getRank(); ++d)
+      (llvm::is_contained(dims, d) ? reduced : kept).push_back(d);
+    for (int64_t d : kept)
+      keptShape.push_back(operandType.getDimSize(d));
+    if (keptShape.empty()) // a full reduction runs once: make it a 1-loop
+      keptShape.push_back(1);
+    outerExtent = keptShape.front();
+  }
+  func::FuncOp kernel =
+      cpu::createKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+                        fusion.getResultTypes(), outerExtent);
+  Block *entry = &kernel.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   unsigned numInputs = fusion.getInputs().size();
   SmallVector<Value> inputs(entry->getArguments().take_front(numInputs));
@@ -361,44 +367,9 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
   ElementEmitter emitter(b, loc, fusion, inputs);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
-
-  // The loop nest over `shape`; the outermost dimension runs over
-  // [begin, end) (a rank-0 loop runs once when begin < end).
   auto loopNest = [&](ArrayRef<int64_t> shape,
-                      function_ref<LogicalResult(OpBuilder &, ValueRange)> body)
-      -> LogicalResult {
-    SmallVector<Value> index;
-    OpBuilder nested = b;
-    LogicalResult result = success();
-    std::function<void(OpBuilder &, size_t)> level = [&](OpBuilder &builder,
-                                                         size_t d) {
-      if (d == shape.size()) {
-        result = body(builder, index);
-        return;
-      }
-      Value lower = d == 0 ? begin : zero;
-      Value upper =
-          d == 0 ? end
-                 : arith::ConstantIndexOp::create(builder, loc, shape[d]).getResult();
-      scf::ForOp::create(builder, loc, lower, upper, oneIndex, ValueRange(),
-                         [&](OpBuilder &inner, Location, Value iv, ValueRange) {
-                           index.push_back(iv);
-                           level(inner, d + 1);
-                           index.pop_back();
-                           scf::YieldOp::create(inner, loc);
-                         });
-    };
-    if (shape.empty()) {
-      Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         begin, end);
-      scf::IfOp::create(b, loc, runs, [&](OpBuilder &inner, Location) {
-        result = body(inner, {});
-        scf::YieldOp::create(inner, loc);
-      });
-      return result;
-    }
-    level(nested, 0);
-    return result;
+                      function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
+    return cpu::buildLoopNest(b, loc, shape, begin, end, body);
   };
 
   LogicalResult status = success();
@@ -421,16 +392,7 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
     // Loop over the kept dimensions; an inner nest over the reduced ones
     // carries the accumulator.
     auto operandType = cast<RankedTensorType>(root->getOperand(0).getType());
-    ArrayRef<int64_t> dims = isa<ReduceSumOp>(root) ? cast<ReduceSumOp>(root).getDims()
-                             : isa<ReduceMaxOp>(root) ? cast<ReduceMaxOp>(root).getDims()
-                                                      : cast<ReduceMinOp>(root).getDims();
     bool keepdim = root->hasAttr("keepdim");
-    SmallVector<int64_t> kept, reduced;
-    for (int64_t d = 0; d < operandType.getRank(); ++d)
-      (llvm::is_contained(dims, d) ? reduced : kept).push_back(d);
-    SmallVector<int64_t> keptShape;
-    for (int64_t d : kept)
-      keptShape.push_back(operandType.getDimSize(d));
     Type element = operandType.getElementType();
     if (!isFloat(element))
       return fusion.emitError("genesis-lower-cpu: integer reductions are not "
@@ -438,9 +400,6 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
     double init = isa<ReduceSumOp>(root)   ? 0.0
                   : isa<ReduceMaxOp>(root) ? -INFINITY
                                            : INFINITY;
-    if (keptShape.empty()) // a full reduction runs once: make it a 1-loop
-      keptShape.push_back(1);
-    outerExtent = keptShape.front();
     status = loopNest(keptShape, [&](OpBuilder &builder, ValueRange keptIndex) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(builder.getInsertionBlock(),
@@ -500,8 +459,6 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
     });
   }
   func::ReturnOp::create(b, loc);
-  kernel->setAttr("genesis.outer_extent",
-                  moduleBuilder.getI64IntegerAttr(outerExtent));
   if (failed(status)) {
     kernel.erase();
     return failure();
@@ -515,23 +472,26 @@ struct GenesisLowerCpuPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<func::FuncOp, FusionOp>> fusions;
+    SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
       if (!function->hasAttr("genesis.kernel"))
-        function.walk([&](FusionOp fusion) {
-          fusions.emplace_back(function, fusion);
-        });
+        for (Operation &op : function.getBody().getOps())
+          if (isa<FusionOp>(op) || cpu::hasOpKernel(&op))
+            work.emplace_back(function, &op);
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     llvm::StringMap<unsigned> counters;
-    for (auto [function, fusion] : fusions) {
-      std::string name = (function.getSymName() + "_fusion" +
-                          Twine(counters[function.getSymName()]++))
+    for (auto [function, op] : work) {
+      StringRef kind = isa<FusionOp>(op) ? StringRef("fusion")
+                                         : op->getName().stripDialect();
+      std::string name = (function.getSymName() + "_" + kind +
+                          Twine(counters[(function.getSymName() + kind).str()]++))
                              .str();
-      FailureOr<func::FuncOp> kernel = emitKernel(fusion, name, builder);
+      FailureOr<func::FuncOp> kernel =
+          isa<FusionOp>(op) ? emitKernel(cast<FusionOp>(op), name, builder)
+                            : cpu::emitOpKernel(op, name, builder);
       if (failed(kernel))
         return signalPassFailure();
-      fusion->setAttr("genesis.kernel",
-                      FlatSymbolRefAttr::get(&getContext(), name));
+      op->setAttr("genesis.kernel", FlatSymbolRefAttr::get(&getContext(), name));
     }
   }
 };

@@ -14,6 +14,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <functional>
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISFUSE
@@ -57,7 +60,8 @@ Value broadcastBias(Value value) {
   auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
   auto type = cast<RankedTensorType>(broadcast.getType());
   int64_t last = type.getRank() - 1;
-  if (biasType.getRank() != 1 || biasType.getDimSize(0) != type.getDimSize(last) ||
+  if (biasType.getRank() != 1 ||
+      biasType.getDimSize(0) != type.getDimSize(last) ||
       broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
     return {};
   return broadcast.getOperand();
@@ -149,15 +153,16 @@ bool isReduction(Operation *op) {
 }
 
 /// Elementwise ops and broadcasts that fuse by the no-duplication rule.
-bool isLoopFusible(Operation *op, const llvm::DenseSet<Operation *> &cheap) {
+bool isLoopFusible(Operation *op, const llvm::SetVector<Operation *> &cheap) {
   if (!isa<GenesisDialect>(op->getDialect()) || cheap.contains(op))
     return false;
-  return isa<BroadcastInDimOp>(op) || op->hasTrait<mlir::OpTrait::Elementwise>();
+  return isa<BroadcastInDimOp>(op) ||
+         op->hasTrait<mlir::OpTrait::Elementwise>();
 }
 
 /// Splat constants, and broadcasts whose operand is never inside a group:
 /// cloned into each group that uses them.
-bool isCheap(Operation *op, const llvm::DenseSet<Operation *> &cheap) {
+bool isCheap(Operation *op, const llvm::SetVector<Operation *> &cheap) {
   if (auto constant = dyn_cast<ConstantOp>(op))
     return constant.getValue().isSplat();
   auto broadcast = dyn_cast<BroadcastInDimOp>(op);
@@ -194,8 +199,8 @@ public:
         kept.push_back(&group);
     for (const Group *group : kept)
       build(*group);
-    for (Operation *op : llvm::reverse(ops))
-      if (cheap.contains(op) && op->use_empty())
+    for (Operation *op : llvm::reverse(cheap))
+      if (op->use_empty())
         op->erase();
     bool sorted = sortTopologically(&block);
     assert(sorted && "fusion groups must stay acyclic");
@@ -349,8 +354,8 @@ private:
     YieldOp::create(builder, loc, yielded);
 
     builder.setInsertionPoint(members.back());
-    auto fusion = FusionOp::create(builder, loc,
-                                   ValueRange(outputs).getTypes(), inputs);
+    auto fusion =
+        FusionOp::create(builder, loc, ValueRange(outputs).getTypes(), inputs);
     fusion.getBody().push_back(body);
     for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
       output.replaceAllUsesWith(result);
@@ -359,7 +364,8 @@ private:
   }
 
   Block &block;
-  llvm::DenseSet<Operation *> cheap;
+  /// In program order.
+  llvm::SetVector<Operation *> cheap;
   std::vector<Group> groups;
   llvm::DenseMap<Operation *, unsigned> groupOf;
 };
@@ -373,7 +379,8 @@ void genesis::formFusions(func::FuncOp function) {
 
 namespace {
 
-struct GenesisFusePass : public genesis::impl::GenesisFuseBase<GenesisFusePass> {
+struct GenesisFusePass
+    : public genesis::impl::GenesisFuseBase<GenesisFusePass> {
   using GenesisFuseBase::GenesisFuseBase;
 
   void runOnOperation() override {

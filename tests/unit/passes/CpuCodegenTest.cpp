@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <dlfcn.h>
 #include <fstream>
+#include <map>
 
 using namespace genesis;
 
@@ -75,15 +76,16 @@ HostArray randomFor(mlir::Type type, uint64_t seed) {
 /// Runs `@f` of `ir` through the evaluator and through the compiled kernels
 /// (each result of @f must be a fusion of @f's arguments) and returns the
 /// largest scaled difference.
-double maxError(const std::string &ir, uint64_t seed = 1) {
+double maxError(const std::string &ir, uint64_t seed = 1,
+                const std::map<unsigned, HostArray> &given = {}) {
   mlir::MLIRContext context;
   context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
   EXPECT_TRUE(module);
   auto function = module->lookupSymbol<mlir::func::FuncOp>("f");
   std::vector<HostArray> inputs;
-  for (mlir::Type type : function.getArgumentTypes())
-    inputs.push_back(randomFor(type, seed++));
+  for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+    inputs.push_back(given.count(i) ? given.at(i) : randomFor(type, seed++));
   std::vector<HostArray> expected = evaluate(function, inputs);
 
   mlir::PassManager pm(&context);
@@ -100,20 +102,22 @@ double maxError(const std::string &ir, uint64_t seed = 1) {
   auto returnOp = mlir::cast<mlir::func::ReturnOp>(
       function.getBody().front().getTerminator());
   for (auto [r, value] : llvm::enumerate(returnOp.getOperands())) {
-    auto fusion = value.getDefiningOp<FusionOp>();
-    EXPECT_TRUE(fusion);
-    auto name = fusion->getAttrOfType<mlir::FlatSymbolRefAttr>("genesis.kernel");
+    mlir::Operation *op = value.getDefiningOp();
+    auto name = op->getAttrOfType<mlir::FlatSymbolRefAttr>("genesis.kernel");
+    EXPECT_TRUE(name) << "result " << r << " has no kernel";
+    if (!name)
+      return INFINITY;
     auto kernel = kernels.kernel(name.getValue().str());
     EXPECT_NE(kernel, nullptr);
     std::vector<HostArray> outputs;
-    for (mlir::Type type : fusion.getResultTypes()) {
+    for (mlir::Type type : op->getResultTypes()) {
       auto tensor = mlir::cast<mlir::RankedTensorType>(type);
       outputs.emplace_back(dtypeOf(tensor.getElementType()),
                            std::vector<int64_t>(tensor.getShape().begin(),
                                                 tensor.getShape().end()));
     }
     std::vector<void *> args;
-    for (mlir::Value input : fusion.getInputs())
+    for (mlir::Value input : op->getOperands())
       args.push_back(inputs[mlir::cast<mlir::BlockArgument>(input).getArgNumber()]
                          .data());
     for (HostArray &output : outputs)
@@ -269,6 +273,75 @@ TEST(CpuCodegen, ScalarKernel) {
       return %r : tensor<f32>
     })"),
             0.0);
+}
+
+HostArray scalarOf(DType dtype, double value) {
+  HostArray array(dtype, {});
+  array.setDouble(0, value);
+  return array;
+}
+
+TEST(CpuCodegen, OptimizerUpdates) {
+  const char *ir = R"(
+    func.func @f(%p: tensor<6x5xf32>, %g: tensor<6x5xf32>, %m: tensor<6x5xf32>, %v: tensor<6x5xf32>, %lr: tensor<f32>, %step: tensor<i64>)
+        -> (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>) {
+      %0 = genesis.sgd_update %p, %g, %lr {weight_decay = 1.0e-02} : (tensor<6x5xf32>, tensor<6x5xf32>, tensor<f32>) -> tensor<6x5xf32>
+      %1:2 = genesis.sgd_momentum_update %p, %g, %m, %lr, %step {momentum = 0.9, dampening = 0.1, weight_decay = 1.0e-03} : (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<f32>, tensor<i64>) -> (tensor<6x5xf32>, tensor<6x5xf32>)
+      %2:3 = genesis.adam_update %p, %g, %m, %v, %lr, %step {weight_decay = 1.0e-02} : (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<f32>, tensor<i64>) -> (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>)
+      %3:3 = genesis.adamw_update %p, %g, %m, %v, %lr, %step {beta1 = 0.8, weight_decay = 1.0e-01} : (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<f32>, tensor<i64>) -> (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>)
+      return %0, %1#0, %1#1, %2#0, %2#1, %2#2, %3#0, %3#1, %3#2 : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
+    })";
+  // v must be non-negative (a second moment); steps 1 and 4.
+  HostArray v = randomFor(mlir::RankedTensorType::get(
+                              {6, 5}, mlir::Float32Type::get(
+                                          std::make_unique<mlir::MLIRContext>().get())),
+                          77);
+  for (int64_t i = 0; i < v.numel(); ++i)
+    v.setDouble(i, std::fabs(v.getDouble(i)));
+  for (int64_t step : {1, 4})
+    EXPECT_LT(maxError(ir, 5,
+                       {{3, v},
+                        {4, scalarOf(DType::F32, 0.05)},
+                        {5, scalarOf(DType::I64, static_cast<double>(step))}}),
+              1e-6)
+        << "step " << step;
+}
+
+TEST(CpuCodegen, SoftmaxAlongEveryDimension) {
+  for (int dim : {0, 1, 2})
+    EXPECT_LT(maxError(R"(
+      func.func @f(%x: tensor<3x4x5xf32>) -> (tensor<3x4x5xf32>, tensor<3x4x5xf32>) {
+        %0 = genesis.softmax %x dim )" + std::to_string(dim) + R"( : tensor<3x4x5xf32>
+        %1 = genesis.log_softmax %x dim )" + std::to_string(dim) + R"( : tensor<3x4x5xf32>
+        return %0, %1 : tensor<3x4x5xf32>, tensor<3x4x5xf32>
+      })"),
+              1e-6)
+        << "dim " << dim;
+}
+
+TEST(CpuCodegen, CrossEntropyAndItsGradient) {
+  HostArray labels(DType::I64, {6});
+  std::vector<int64_t> values = {3, -100, 0, 9, 5, -100};
+  for (int64_t i = 0; i < 6; ++i)
+    labels.setInt(i, values[i]);
+  for (std::string reduction : {"0", "1", "2"})
+    EXPECT_LT(maxError(R"(
+      func.func @f(%x: tensor<6x10xf32>, %l: tensor<6xi64>, %g: tensor<6xf32>, %s: tensor<f32>) -> ()" +
+                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") +
+                           R"(, tensor<6x10xf32>) {
+        %0 = genesis.cross_entropy %x, %l {reduction = )" + reduction +
+                           R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>) -> )" +
+                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") + R"(
+        %1 = genesis.cross_entropy_grad %x, %l, )" + std::string(reduction == "0" ? "%g" : "%s") +
+                           R"( {reduction = )" + reduction +
+                           R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>, )" +
+                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") + R"() -> tensor<6x10xf32>
+        return %0, %1 : )" + std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") +
+                           R"(, tensor<6x10xf32>
+      })",
+                       9, {{1, labels}}),
+              1e-6)
+        << "reduction " << reduction;
 }
 
 TEST(CpuCodegen, UnsupportedOpIsAClearError) {

@@ -664,6 +664,23 @@ TEST(PlanFileTest, CorruptedFieldsNameTheField) {
   }
 }
 
+// Found by plan_loader_fuzzer: the Verifier passes a [long] vector whose
+// elements are only 4-byte aligned. Moving the shape offset of tensor 0 on by
+// 4 bytes makes the vector start inside its old first element.
+TEST(PlanFileTest, MisalignedShapeVector) {
+  std::vector<uint8_t> payload = ValidPlan().builder.payload();
+  auto *table = reinterpret_cast<flatbuffers::Table *>(
+      &mutableTensor(*plan::GetMutablePlan(payload.data()), 0));
+  uint8_t *field = reinterpret_cast<uint8_t *>(table) +
+                   table->GetOptionalFieldOffset(plan::Tensor::VT_SHAPE);
+  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(
+      field, flatbuffers::ReadScalar<flatbuffers::uoffset_t>(field) + 4);
+  EXPECT_TRUE(contains(
+      loadError(wrapPlanPayload(payload.data(), payload.size())),
+      "plan file '<memory>': tensors[0] 'x': shape vector is not 8-byte "
+      "aligned"));
+}
+
 TEST(PlanFileTest, InvalidStepKind) {
   flatbuffers::FlatBufferBuilder fbb;
   auto header = plan::CreateHeaderDirect(fbb, kPlanFormatVersion);

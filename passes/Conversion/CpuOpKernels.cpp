@@ -1,0 +1,462 @@
+//===- CpuOpKernels.cpp - CPU kernels of ops outside fusions ---------------===//
+//
+// The optimizer updates (elementwise over a parameter, several results) and
+// the row-wise compound ops the training step needs (softmax, log_softmax,
+// cross_entropy and its gradient) get a kernel each. They compute in f64 and
+// round once per stored value, following the reference evaluator's order of
+// operations, so they agree with it to the last f32 bit in most elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/CpuKernels.h"
+#include "dialect/IR/GenesisOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
+
+using namespace mlir;
+
+namespace genesis::cpu {
+
+func::FuncOp createKernel(OpBuilder &moduleBuilder, Location loc,
+                          StringRef name, TypeRange inputs, TypeRange outputs,
+                          int64_t outerExtent) {
+  SmallVector<Type> argTypes;
+  for (TypeRange range : {inputs, outputs})
+    for (Type type : range) {
+      auto tensor = cast<RankedTensorType>(type);
+      argTypes.push_back(
+          MemRefType::get(tensor.getShape(), tensor.getElementType()));
+    }
+  argTypes.append(2, moduleBuilder.getIndexType());
+  auto kernel = func::FuncOp::create(moduleBuilder, loc, name,
+                                     moduleBuilder.getFunctionType(argTypes, {}));
+  kernel->setAttr("genesis.kernel", moduleBuilder.getUnitAttr());
+  kernel->setAttr("genesis.outer_extent",
+                  moduleBuilder.getI64IntegerAttr(outerExtent));
+  kernel.addEntryBlock();
+  return kernel;
+}
+
+LogicalResult buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                            Value begin, Value end,
+                            function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
+  LogicalResult result = success();
+  if (shape.empty()) {
+    Value runs =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, begin, end);
+    scf::IfOp::create(b, loc, runs, [&](OpBuilder &inner, Location) {
+      result = body(inner, {});
+      scf::YieldOp::create(inner, loc);
+    });
+    return result;
+  }
+  SmallVector<Value> index;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  std::function<void(OpBuilder &, size_t)> level = [&](OpBuilder &builder,
+                                                       size_t d) {
+    if (d == shape.size()) {
+      result = body(builder, index);
+      return;
+    }
+    Value lower = d == 0 ? begin : zero;
+    Value upper = d == 0 ? end
+                         : arith::ConstantIndexOp::create(builder, loc, shape[d])
+                               .getResult();
+    scf::ForOp::create(builder, loc, lower, upper, one, ValueRange(),
+                       [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                         index.push_back(iv);
+                         level(inner, d + 1);
+                         index.pop_back();
+                         scf::YieldOp::create(inner, loc);
+                       });
+  };
+  level(b, 0);
+  return result;
+}
+
+bool hasOpKernel(Operation *op) {
+  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp,
+             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp>(op);
+}
+
+namespace {
+
+/// f64 arithmetic inside a kernel.
+struct F64 {
+  OpBuilder &b;
+  Location loc;
+  Type f64 = b.getF64Type();
+
+  Value c(double v) {
+    return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
+  }
+  Value widen(Value v) {
+    return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
+  }
+  Value narrow(Value v, Type to) {
+    return to == f64 ? v : arith::TruncFOp::create(b, loc, to, v);
+  }
+  /// `v` rounded to `to` and widened back: a value as the evaluator stores it.
+  Value roundTo(Value v, Type to) { return widen(narrow(v, to)); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaximumFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value log(Value x) { return math::LogOp::create(b, loc, x); }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
+  Value load(Value memref, ValueRange index) {
+    return widen(memref::LoadOp::create(b, loc, memref, index));
+  }
+  void store(Value v, Value memref, ValueRange index) {
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    memref::StoreOp::create(b, loc, narrow(v, element), memref, index);
+  }
+};
+
+bool floatOnly(Operation *op) {
+  for (Type type : op->getOperandTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && isa<FloatType>(tensor.getElementType()) &&
+        !tensor.getElementType().isF32() && !tensor.getElementType().isF64())
+      return false;
+  return true;
+}
+
+/// One optimizer step per parameter element; scalars lr and step are read
+/// once. Mirrors the evaluator: new state is rounded before it is used.
+LogicalResult emitOptimizer(Operation *op, func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = op->getLoc();
+  F64 f{b, loc};
+  auto args = entry.getArguments();
+  unsigned numOperands = op->getNumOperands();
+  Value begin = args[args.size() - 2], end = args[args.size() - 1];
+  auto paramType = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type element = paramType.getElementType();
+  auto scalar = [&](unsigned i) {
+    return memref::LoadOp::create(b, loc, args[i], ValueRange()).getResult();
+  };
+  auto attr = [&](StringRef name) {
+    auto value = op->getAttrOfType<FloatAttr>(name);
+    return f.c(value ? value.getValueAsDouble() : 0.0);
+  };
+  LogicalResult result = success();
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](SgdUpdateOp) {
+        Value lr = f.widen(scalar(2)), decay = attr("weight_decay");
+        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
+                               [&](OpBuilder &inner, ValueRange i) {
+          F64 g{inner, loc};
+          Value p = g.load(args[0], i);
+          Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
+          g.store(g.sub(p, g.mul(lr, grad)), args[numOperands], i);
+          return success();
+        });
+      })
+      .Case([&](SgdMomentumUpdateOp update) {
+        Value lr = f.widen(scalar(3));
+        Value first = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sle, scalar(4),
+            arith::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(1)));
+        Value momentum = attr("momentum"), dampening = attr("dampening"),
+              decay = attr("weight_decay");
+        bool nesterov = update.getNesterov();
+        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
+                               [&](OpBuilder &inner, ValueRange i) {
+          F64 g{inner, loc};
+          Value p = g.load(args[0], i);
+          Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
+          Value later = g.add(g.mul(momentum, g.load(args[2], i)),
+                              g.mul(g.sub(g.c(1.0), dampening), grad));
+          Value buffer = g.roundTo(
+              arith::SelectOp::create(inner, loc, first, grad, later), element);
+          g.store(buffer, args[numOperands + 1], i);
+          Value direction = nesterov ? g.add(grad, g.mul(momentum, buffer)) : buffer;
+          g.store(g.sub(p, g.mul(lr, direction)), args[numOperands], i);
+          return success();
+        });
+      })
+      .Case<AdamUpdateOp, AdamWUpdateOp>([&](auto) {
+        bool decoupled = isa<AdamWUpdateOp>(op);
+        Value lr = f.widen(scalar(4));
+        Value step = arith::SIToFPOp::create(b, loc, f.f64, scalar(5));
+        Value beta1 = attr("beta1"), beta2 = attr("beta2"),
+              epsilon = attr("epsilon"), decay = attr("weight_decay");
+        Value correction1 = f.sub(f.c(1.0), f.pow(beta1, step));
+        Value correction2 = f.sub(f.c(1.0), f.pow(beta2, step));
+        Value shrink = f.sub(f.c(1.0), f.mul(lr, decay));
+        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
+                               [&](OpBuilder &inner, ValueRange i) {
+          F64 g{inner, loc};
+          Value p = g.load(args[0], i), grad = g.load(args[1], i);
+          if (decoupled)
+            p = g.mul(p, shrink);
+          else
+            grad = g.add(grad, g.mul(decay, p));
+          Value m = g.roundTo(g.add(g.mul(beta1, g.load(args[2], i)),
+                                    g.mul(g.sub(g.c(1.0), beta1), grad)),
+                              element);
+          Value v = g.roundTo(
+              g.add(g.mul(beta2, g.load(args[3], i)),
+                    g.mul(g.sub(g.c(1.0), beta2), g.mul(grad, grad))),
+              element);
+          Value denom = g.add(g.div(g.sqrt(v), g.sqrt(correction2)), epsilon);
+          g.store(g.sub(p, g.div(g.mul(g.div(lr, correction1), m), denom)),
+                  args[numOperands], i);
+          g.store(m, args[numOperands + 1], i);
+          g.store(v, args[numOperands + 2], i);
+          return success();
+        });
+      });
+  func::ReturnOp::create(b, loc);
+  return result;
+}
+
+/// softmax / log_softmax along `dim`: for each (outer, inner) position, three
+/// passes over the dimension (max, sum of exponentials, write).
+LogicalResult emitSoftmax(Operation *op, int64_t dim, bool logarithm,
+                          func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = op->getLoc();
+  auto args = entry.getArguments();
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  SmallVector<int64_t> around(type.getShape());
+  around[dim] = 1;
+  Value begin = args[2], end = args[3];
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  LogicalResult result = buildLoopNest(
+      b, loc, around, begin, end, [&](OpBuilder &inner, ValueRange index) {
+        F64 f{inner, loc};
+        SmallVector<Value> at(index);
+        auto reduceOver = [&](Value init,
+                              function_ref<Value(F64 &, Value, Value)> combine) {
+          auto loop = scf::ForOp::create(
+              inner, loc, zero, size, one, ValueRange{init},
+              [&](OpBuilder &body, Location, Value k, ValueRange carried) {
+                F64 g{body, loc};
+                at[dim] = k;
+                scf::YieldOp::create(body, loc,
+                                     combine(g, carried[0], g.load(args[0], at)));
+              });
+          return loop.getResult(0);
+        };
+        Value max = reduceOver(f.c(-INFINITY), [](F64 &g, Value acc, Value x) {
+          return g.max(acc, x);
+        });
+        Value sum = reduceOver(f.c(0.0), [&](F64 &g, Value acc, Value x) {
+          return g.add(acc, g.exp(g.sub(x, max)));
+        });
+        Value logSum = f.log(sum);
+        scf::ForOp::create(
+            inner, loc, zero, size, one, ValueRange(),
+            [&](OpBuilder &body, Location, Value k, ValueRange) {
+              F64 g{body, loc};
+              at[dim] = k;
+              Value shifted = g.sub(g.load(args[0], at), max);
+              g.store(logarithm ? g.sub(shifted, logSum)
+                                : g.div(g.exp(shifted), sum),
+                      args[1], at);
+              scf::YieldOp::create(body, loc);
+            });
+        return success();
+      });
+  func::ReturnOp::create(b, loc);
+  return result;
+}
+
+/// cross_entropy and its gradient, one row at a time. The whole kernel is
+/// one range (outer extent 1) because mean and sum combine all rows. A label
+/// outside [0, C) that is not ignore_index yields NaN (the evaluator reports
+/// it as an error; a kernel must not read out of bounds).
+LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = op->getLoc();
+  F64 f{b, loc};
+  auto args = entry.getArguments();
+  bool gradient = isa<CrossEntropyGradOp>(op);
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto reduction =
+      op->getAttrOfType<LossReductionAttr>("reduction")
+          ? op->getAttrOfType<LossReductionAttr>("reduction").getValue()
+          : LossReduction::mean;
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  Value logits = args[0], labels = args[1];
+  Value output = args[gradient ? 3 : 2];
+  Value begin = args[args.size() - 2], end = args[args.size() - 1];
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value rowCount = arith::ConstantIndexOp::create(b, loc, rows);
+  Value classCount = arith::ConstantIndexOp::create(b, loc, classes);
+  Type i64 = b.getI64Type();
+  auto labelAt = [&](OpBuilder &builder, Value r) -> Value {
+    Value label = memref::LoadOp::create(builder, loc, labels, ValueRange{r});
+    return label.getType() == i64
+               ? label
+               : arith::ExtSIOp::create(builder, loc, i64, label).getResult();
+  };
+  auto i64Constant = [&](OpBuilder &builder, int64_t v) -> Value {
+    return arith::ConstantOp::create(builder, loc, i64, builder.getI64IntegerAttr(v));
+  };
+
+  // Rows that count (not ignored), for the mean.
+  auto counted = scf::ForOp::create(
+      b, loc, zero, rowCount, one, ValueRange{f.c(0.0)},
+      [&](OpBuilder &body, Location, Value r, ValueRange carried) {
+        F64 g{body, loc};
+        Value kept = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::ne,
+                                           labelAt(body, r), i64Constant(body, ignore));
+        scf::YieldOp::create(
+            body, loc,
+            ValueRange{g.add(carried[0], arith::SelectOp::create(
+                                             body, loc, kept, g.c(1.0), g.c(0.0)))});
+      });
+  Value count = counted.getResult(0);
+  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, begin, end);
+  auto once = scf::IfOp::create(b, loc, runs, /*withElseRegion=*/false);
+  OpBuilder body = OpBuilder::atBlockBegin(&once.getThenRegion().front());
+  F64 g{body, loc};
+  Value weightScalar;
+  if (gradient) {
+    Value lossGrad =
+        reduction == LossReduction::none
+            ? Value()
+            : g.load(args[2], ValueRange());
+    weightScalar = reduction == LossReduction::mean ? g.div(lossGrad, count)
+                                                    : lossGrad;
+  }
+  auto total = scf::ForOp::create(
+      body, loc, zero, rowCount, one, ValueRange{g.c(0.0)},
+      [&](OpBuilder &rowBuilder, Location, Value r, ValueRange carried) {
+        F64 h{rowBuilder, loc};
+        Value label = labelAt(rowBuilder, r);
+        Value ignored = arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::eq,
+                                              label, i64Constant(rowBuilder, ignore));
+        Value valid = arith::AndIOp::create(
+            rowBuilder, loc,
+            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::sge, label,
+                                  i64Constant(rowBuilder, 0)),
+            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::slt, label,
+                                  i64Constant(rowBuilder, classes)));
+        // Row statistics: max, sum of exponentials, sum of logits.
+        auto stats = scf::ForOp::create(
+            rowBuilder, loc, zero, classCount, one,
+            ValueRange{h.c(-INFINITY), h.c(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              F64 k{cb, loc};
+              Value x = k.load(logits, ValueRange{r, c});
+              scf::YieldOp::create(cb, loc,
+                                   ValueRange{k.max(acc[0], x), k.add(acc[1], x)});
+            });
+        Value max = stats.getResult(0), sumLogits = stats.getResult(1);
+        auto sums = scf::ForOp::create(
+            rowBuilder, loc, zero, classCount, one, ValueRange{h.c(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              F64 k{cb, loc};
+              Value x = k.load(logits, ValueRange{r, c});
+              scf::YieldOp::create(cb, loc,
+                                   ValueRange{k.add(acc[0], k.exp(k.sub(x, max)))});
+            });
+        Value sum = sums.getResult(0);
+        Value nan = h.c(NAN);
+        Value safeLabel = arith::IndexCastOp::create(
+            rowBuilder, loc, rowBuilder.getIndexType(),
+            arith::SelectOp::create(rowBuilder, loc, valid, label,
+                                    i64Constant(rowBuilder, 0)));
+        Value rowLoss = h.c(0.0);
+        if (!gradient) {
+          Value logSumExp = h.add(max, h.log(sum));
+          Value nll = h.sub(logSumExp, h.load(logits, ValueRange{r, safeLabel}));
+          Value uniform = h.sub(logSumExp, h.div(sumLogits, h.c(classes)));
+          Value loss = h.add(h.mul(h.c(1 - smoothing), nll),
+                             h.mul(h.c(smoothing), uniform));
+          loss = arith::SelectOp::create(rowBuilder, loc, valid, loss, nan);
+          rowLoss = arith::SelectOp::create(rowBuilder, loc, ignored, h.c(0.0), loss);
+          if (reduction == LossReduction::none)
+            h.store(rowLoss, output, ValueRange{r});
+        } else {
+          Value weight = reduction == LossReduction::none
+                             ? h.load(args[2], ValueRange{r})
+                             : weightScalar;
+          Value safeWeight = arith::SelectOp::create(rowBuilder, loc, valid, weight, nan);
+          scf::ForOp::create(
+              rowBuilder, loc, zero, classCount, one, ValueRange(),
+              [&](OpBuilder &cb, Location, Value c, ValueRange) {
+                F64 k{cb, loc};
+                Value p = k.div(k.exp(k.sub(k.load(logits, ValueRange{r, c}), max)), sum);
+                Value isLabel = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::eq,
+                                                      c, safeLabel);
+                Value target = k.add(
+                    arith::SelectOp::create(cb, loc, isLabel, k.c(1 - smoothing), k.c(0.0)),
+                    k.c(smoothing / static_cast<double>(classes)));
+                Value grad = k.mul(safeWeight, k.sub(p, target));
+                k.store(arith::SelectOp::create(cb, loc, ignored, k.c(0.0), grad), output,
+                        ValueRange{r, c});
+                scf::YieldOp::create(cb, loc);
+              });
+        }
+        scf::YieldOp::create(rowBuilder, loc, ValueRange{h.add(carried[0], rowLoss)});
+      });
+  if (!gradient && reduction != LossReduction::none)
+    g.store(reduction == LossReduction::sum ? total.getResult(0)
+                                            : g.div(total.getResult(0), count),
+            output, ValueRange());
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
+                                     OpBuilder &moduleBuilder) {
+  if (!floatOnly(op))
+    return op->emitError("genesis-lower-cpu: '")
+           << op->getName() << "' is supported on f32 and f64 only";
+  auto firstType = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t outer = 1;
+  if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op))
+    outer = firstType.getRank() ? firstType.getDimSize(0) : 1;
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
+  func::FuncOp kernel =
+      createKernel(moduleBuilder, op->getLoc(), name, op->getOperandTypes(),
+                   op->getResultTypes(), outer);
+  LogicalResult emitted =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
+          .Case([&](SoftmaxOp s) {
+            return emitSoftmax(op, s.getDim(), /*logarithm=*/false, kernel);
+          })
+          .Case([&](LogSoftmaxOp s) {
+            return emitSoftmax(op, s.getDim(), /*logarithm=*/true, kernel);
+          })
+          .Case<CrossEntropyOp, CrossEntropyGradOp>(
+              [&](auto) { return emitCrossEntropy(op, kernel); })
+          .Default([&](Operation *) { return emitOptimizer(op, kernel); });
+  if (failed(emitted)) {
+    kernel.erase();
+    return failure();
+  }
+  return kernel;
+}
+
+} // namespace genesis::cpu
