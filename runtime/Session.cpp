@@ -345,6 +345,8 @@ Session::Session(const PlanFile &planFile)
 
   for (uint32_t i = 0; i < plan.images()->size(); ++i)
     impl_->images.push_back(loadImage(*plan.images()->Get(i), i, where));
+  // Each (image, symbol) is resolved once, however many steps launch it.
+  std::map<std::pair<uint32_t, std::string>, KernelFunction> kernels;
 
   for (const plan::Function *function : *plan.functions()) {
     CompiledFunction &compiled = impl_->functions.emplace_back();
@@ -363,17 +365,21 @@ Session::Session(const PlanFile &planFile)
       switch (step->kind_type()) {
       case plan::StepKind::KernelLaunch: {
         const plan::KernelLaunch &launch = *step->kind_as_KernelLaunch();
-        void *handle = impl_->images[launch.image()]->handle();
-        dlerror();
-        void *symbol = dlsym(handle, launch.symbol()->c_str());
-        if (!symbol)
-          throw Error(
-              where + ": kernel image #" + std::to_string(launch.image()) +
-              " has no symbol '" + launch.symbol()->str() + "' (" +
-              stepWhere(compiled, compiled.steps.size() - 1, out.location) +
-              ")");
-        out.op = LaunchOp{reinterpret_cast<KernelFunction>(symbol),
-                          {launch.args()->begin(), launch.args()->end()}};
+        KernelFunction &kernel =
+            kernels[{launch.image(), launch.symbol()->str()}];
+        if (!kernel) {
+          void *symbol = dlsym(impl_->images[launch.image()]->handle(),
+                               launch.symbol()->c_str());
+          if (!symbol)
+            throw Error(
+                where + ": kernel image #" + std::to_string(launch.image()) +
+                " has no symbol '" + launch.symbol()->str() + "' (" +
+                stepWhere(compiled, compiled.steps.size() - 1, out.location) +
+                ")");
+          kernel = reinterpret_cast<KernelFunction>(symbol);
+        }
+        out.op =
+            LaunchOp{kernel, {launch.args()->begin(), launch.args()->end()}};
         break;
       }
       case plan::StepKind::Gemm: {

@@ -73,6 +73,26 @@ TEST(SessionTest, KernelFromTheEmbeddedImageRuns) {
   EXPECT_EQ(session.stats().peakBytes, 64u + 3 * 24);
 }
 
+TEST(SessionTest, OneKernelLaunchedByTwoSteps) {
+  PlanBuilder builder(testHeader());
+  uint32_t x = builder.addTensor("x", DType::F32, {3}, plan::Role::Input);
+  uint32_t count = builder.addTemporary("count", DType::I64, {}, 0);
+  uint32_t twice = builder.addTemporary("twice", DType::F32, {3}, 64);
+  uint32_t y = builder.addTensor("y", DType::F32, {3}, plan::Role::Output);
+  builder.setArena(128);
+  uint32_t image =
+      builder.addImage(plan::ImageFormat::ElfSharedObject, testKernelImage());
+  uint32_t f = builder.addFunction("f", {x}, {y});
+  builder.addFill(f, count, 3);
+  builder.addKernelLaunch(f, {image, "add_f32", {x, x, twice, count}});
+  builder.addKernelLaunch(f, {image, "add_f32", {twice, x, y, count}});
+  Session session(planOf(builder));
+  Arrays inputs;
+  inputs.emplace("x", f32({3}, {1, 2, 3}));
+  EXPECT_EQ(valuesOf(session.run("f", std::move(inputs)).at("y")),
+            (std::vector<double>{3, 6, 9}));
+}
+
 TEST(SessionTest, MissingSymbolIsAnErrorAtCreation) {
   PlanFile planFile = planOf(addPlan("no_such_kernel"));
   EXPECT_TRUE(contains(errorFrom([&] { Session session(planFile); }),
@@ -195,11 +215,11 @@ TEST(SessionTest, FailedRunsLeaveTheSessionUnchanged) {
   wrongDType.emplace("g", HostArray(DType::F64, {4}));
   cases.emplace_back(std::move(wrongDType),
                      "input 'g' is f64[4] but the plan expects f32[4]");
-  for (auto &[inputs, expected] : cases) {
-    std::string message =
-        errorFrom([&] { session.run("train_step", std::move(inputs)); });
+  for (auto &testCase : cases) {
+    std::string message = errorFrom(
+        [&] { session.run("train_step", std::move(testCase.first)); });
     EXPECT_TRUE(contains(message, "session of plan file 'test.gplan': "));
-    EXPECT_TRUE(contains(message, expected));
+    EXPECT_TRUE(contains(message, testCase.second));
   }
   EXPECT_TRUE(contains(errorFrom([&] { session.run("train", {}); }),
                        "no function 'train' in the plan (it has: "
