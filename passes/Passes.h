@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace genesis {
 
@@ -90,6 +91,17 @@ void formFusions(mlir::func::FuncOp function);
 /// outermost loop; `args` holds the data pointers of the inputs and then the
 /// outputs, in the kernel's argument order.
 mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
+
+/// Compiles `functions` of `module` (a clone of it; the module is left as it
+/// is) into a cpu plan file: fusion, CPU kernels (one elf-so image), memory
+/// plans and the steps of every function, and returns the file's bytes (see
+/// runtime/PlanFile.h). Arguments become tensors shared by genesis.name;
+/// results named like an argument update it in place. A `step` argument is
+/// fed the completed steps by the runtime, so the plan adds one. Emits a
+/// diagnostic naming the op and its location for anything without a CPU
+/// lowering, and for rng_seed arguments (dropout is not supported yet).
+mlir::FailureOr<std::vector<uint8_t>>
+compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

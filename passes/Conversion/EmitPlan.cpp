@@ -1,0 +1,611 @@
+//===- EmitPlan.cpp - Compiling functions into a cpu .gplan -------------===//
+//
+// compileCpuPlan: genesis IR -> fused -> CPU kernels + memory plan -> the
+// steps of a plan file (runtime/Plan.fbs) that a Session runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialect/IR/GenesisOps.h"
+#include "runtime/PlanFile.h"
+#include "runtime/Sha256.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+
+namespace genesis {
+namespace {
+
+FailureOr<DType> dtypeFor(Operation *where, Type elementType) {
+  if (elementType.isF32())
+    return DType::F32;
+  if (elementType.isF16())
+    return DType::F16;
+  if (elementType.isBF16())
+    return DType::BF16;
+  if (elementType.isF64())
+    return DType::F64;
+  if (elementType.isInteger(1))
+    return DType::I1;
+  if (elementType.isInteger(32))
+    return DType::I32;
+  if (elementType.isInteger(64))
+    return DType::I64;
+  where->emitError("compileCpuPlan: unsupported element type ") << elementType;
+  return failure();
+}
+
+int64_t numel(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t bytesOf(RankedTensorType type) {
+  return numel(type.getShape()) *
+         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+int64_t alignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+FailureOr<plan::Role> roleFor(Operation *where, StringRef role) {
+  if (role == "parameter")
+    return plan::Role::Parameter;
+  if (role == "optimizer_state")
+    return plan::Role::OptimizerState;
+  if (role == "input")
+    return plan::Role::Input;
+  if (role == "lr")
+    return plan::Role::Lr;
+  if (role == "step")
+    return plan::Role::Step;
+  if (role == "buffer")
+    return plan::Role::Buffer;
+  if (role == "rng_seed") {
+    where->emitError("dropout is not supported on the CPU yet");
+    return failure();
+  }
+  where->emitError("compileCpuPlan: unknown genesis.role '") << role << "'";
+  return failure();
+}
+
+plan::Epilogue epilogueFor(GemmEpilogue epilogue) {
+  switch (epilogue) {
+  case GemmEpilogue::none:
+    return plan::Epilogue::None;
+  case GemmEpilogue::bias:
+    return plan::Epilogue::Bias;
+  case GemmEpilogue::relu:
+    return plan::Epilogue::Relu;
+  case GemmEpilogue::bias_relu:
+    return plan::Epilogue::BiasRelu;
+  case GemmEpilogue::gelu:
+    return plan::Epilogue::Gelu;
+  case GemmEpilogue::bias_gelu:
+    return plan::Epilogue::BiasGelu;
+  }
+  return plan::Epilogue::None;
+}
+
+/// Replaces the uses of every `genesis.role = "step"` argument with
+/// `step + 1`: the runtime feeds completed steps, the train step wants the
+/// number of the step being taken.
+void rewriteStepArguments(func::FuncOp function) {
+  if (function.isExternal())
+    return;
+  Block &entry = function.getBody().front();
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    auto role = function.getArgAttrOfType<StringAttr>(i, "genesis.role");
+    if (!role || role.getValue() != "step")
+      continue;
+    BlockArgument step = entry.getArgument(i);
+    if (step.use_empty())
+      continue;
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    auto type = cast<RankedTensorType>(step.getType());
+    Type element = type.getElementType();
+    Attribute one = isa<FloatType>(element)
+                        ? Attribute(builder.getFloatAttr(element, 1.0))
+                        : Attribute(builder.getIntegerAttr(element, 1));
+    Value constant = ConstantOp::create(
+        builder, step.getLoc(),
+        cast<ElementsAttr>(DenseElementsAttr::get(type, one)));
+    Value next = AddOp::create(builder, step.getLoc(), step, constant);
+    step.replaceAllUsesExcept(next, next.getDefiningOp());
+  }
+}
+
+/// genesis-lower-cpu emits a loop nest per fusion over one shape, so it
+/// refuses multi-output input fusions (a reduction and an elementwise
+/// producer of the operand's shape as an extra result). Splits each such
+/// fusion into one fusion per result shape; each clone recomputes the
+/// producers it needs (elementwise, so no result bit changes).
+void splitMixedShapeFusions(func::FuncOp function) {
+  SmallVector<FusionOp> mixed;
+  function.walk([&](FusionOp fusion) {
+    if (fusion->getNumResults() < 2)
+      return;
+    for (Type type : fusion->getResultTypes())
+      if (cast<ShapedType>(type).getShape() !=
+          cast<ShapedType>(fusion->getResultTypes()[0]).getShape())
+        return mixed.push_back(fusion), void();
+  });
+  for (FusionOp fusion : mixed) {
+    // Results grouped by shape, in order of first appearance.
+    SmallVector<SmallVector<unsigned>> groups;
+    for (unsigned r = 0; r < fusion->getNumResults(); ++r) {
+      auto shape = cast<ShapedType>(fusion->getResultTypes()[r]).getShape();
+      auto it = llvm::find_if(groups, [&](const SmallVector<unsigned> &g) {
+        return cast<ShapedType>(fusion->getResultTypes()[g[0]]).getShape() ==
+               shape;
+      });
+      if (it == groups.end())
+        groups.push_back({r});
+      else
+        it->push_back(r);
+    }
+    OpBuilder builder(fusion);
+    for (const SmallVector<unsigned> &group : groups) {
+      OperationState state(fusion->getLoc(), fusion->getName());
+      state.addOperands(fusion->getOperands());
+      for (unsigned r : group)
+        state.addTypes(fusion->getResultTypes()[r]);
+      state.addAttributes(fusion->getAttrs());
+      Region *region = state.addRegion();
+      IRMapping mapping;
+      fusion->getRegion(0).cloneInto(region, mapping);
+      Operation *clone = builder.create(state);
+      Block &block = clone->getRegion(0).front();
+      Operation *yield = block.getTerminator();
+      SmallVector<Value> kept;
+      for (unsigned r : group)
+        kept.push_back(yield->getOperand(r));
+      yield->setOperands(kept);
+      // Drop what the kept results do not need.
+      SmallVector<Operation *> body;
+      for (Operation &op : block.without_terminator())
+        body.push_back(&op);
+      for (Operation *op : llvm::reverse(body))
+        if (op->use_empty())
+          op->erase();
+      for (auto [i, r] : llvm::enumerate(group))
+        fusion->getResult(r).replaceAllUsesWith(clone->getResult(i));
+    }
+    fusion->erase();
+  }
+}
+
+bool isSplatConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && isa<SplatElementsAttr>(constant.getValue());
+}
+
+double splatValue(ConstantOp constant) {
+  auto splat = cast<SplatElementsAttr>(constant.getValue());
+  if (isa<FloatType>(splat.getElementType()))
+    return splat.getSplatValue<APFloat>().convertToDouble();
+  return static_cast<double>(splat.getSplatValue<APInt>().getSExtValue());
+}
+
+/// Emits the tensors and steps of the plan.
+class Emitter {
+public:
+  explicit Emitter(PlanBuilder &builder) : builder_(builder) {}
+
+  /// The shared external tensor `name`; checks that every function agrees on
+  /// its type and role.
+  FailureOr<uint32_t> external(Operation *where, const std::string &name,
+                               RankedTensorType type, plan::Role role) {
+    auto it = externals_.find(name);
+    if (it != externals_.end()) {
+      if (it->second.type != type || it->second.role != role) {
+        where->emitError("compileCpuPlan: tensor '")
+            << name << "' has different types or roles in two functions";
+        return failure();
+      }
+      return it->second.index;
+    }
+    FailureOr<DType> dtype = dtypeFor(where, type.getElementType());
+    if (failed(dtype))
+      return failure();
+    uint32_t index = builder_.addTensor(
+        name, *dtype, {type.getShape().begin(), type.getShape().end()}, role);
+    externals_[name] = {index, type, role};
+    return index;
+  }
+
+  LogicalResult emitFunction(func::FuncOp function, const MemoryPlan &memory,
+                             int64_t extraBase, int64_t &extraEnd);
+
+private:
+  struct External {
+    uint32_t index;
+    RankedTensorType type;
+    plan::Role role;
+  };
+
+  PlanBuilder &builder_;
+  std::map<std::string, External> externals_;
+};
+
+LogicalResult Emitter::emitFunction(func::FuncOp function,
+                                    const MemoryPlan &memory, int64_t extraBase,
+                                    int64_t &extraEnd) {
+  std::string fname = function.getSymName().str();
+  Block &body = function.getBody().front();
+  DenseMap<Value, uint32_t> tensors;
+  std::vector<uint32_t> inputs, outputs;
+  auto addUnique = [](std::vector<uint32_t> &list, uint32_t index) {
+    if (std::find(list.begin(), list.end(), index) == list.end())
+      list.push_back(index);
+  };
+
+  // Arguments.
+  llvm::StringMap<unsigned> argumentByName;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(function.getArgumentTypes()[i]);
+    auto name = function.getArgAttrOfType<StringAttr>(i, "genesis.name");
+    auto role = function.getArgAttrOfType<StringAttr>(i, "genesis.role");
+    if (!type || !name || !role)
+      return function.emitError("compileCpuPlan: argument ")
+             << i
+             << " needs a ranked tensor type, genesis.name and "
+                "genesis.role";
+    FailureOr<plan::Role> planRole = roleFor(function, role.getValue());
+    if (failed(planRole))
+      return failure();
+    FailureOr<uint32_t> index = external(function, name.str(), type, *planRole);
+    if (failed(index))
+      return failure();
+    tensors[body.getArgument(i)] = *index;
+    argumentByName[name.getValue()] = i;
+    addUnique(inputs, *index);
+  }
+
+  // Top-level op indices, for the in-place hazard test.
+  DenseMap<Operation *, int64_t> position;
+  int64_t counter = 0;
+  for (Operation &op : body)
+    position[&op] = counter++;
+  auto topLevelIndex = [&](Operation *user) {
+    while (user->getBlock() != &body)
+      user = user->getParentOp();
+    return position.lookup(user);
+  };
+
+  // Results: where each returned value goes.
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  struct Deferred {
+    Value value;
+    uint32_t dst;
+  };
+  std::vector<Deferred> deferred;
+  for (auto [r, value] : llvm::enumerate(returnOp.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return function.emitError("compileCpuPlan: result ")
+             << r << " is not a ranked tensor";
+    auto nameAttr = function.getResultAttrOfType<StringAttr>(r, "genesis.name");
+    std::string name =
+        nameAttr ? nameAttr.str() : fname + ".result" + std::to_string(r);
+    uint32_t dst;
+    bool direct = true;
+    auto arg = argumentByName.find(name);
+    if (arg != argumentByName.end()) {
+      // Updated in place: the producer writes the argument's tensor, unless
+      // the old value is still read after the producer.
+      BlockArgument old = body.getArgument(arg->second);
+      if (old.getType() != type)
+        return function.emitError("compileCpuPlan: result '")
+               << name << "' does not have the type of the argument";
+      dst = tensors.lookup(old);
+      Operation *producer = value.getDefiningOp();
+      if (!producer || producer->getBlock() != &body)
+        direct = false;
+      else {
+        int64_t p = position.lookup(producer);
+        for (Operation *user : old.getUsers())
+          if (topLevelIndex(user) > p)
+            direct = false;
+        if (isa<FusionOp>(producer))
+          producer->walk([&](Operation *inner) {
+            if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(inner))
+              direct = false;
+          });
+      }
+    } else {
+      FailureOr<uint32_t> index =
+          external(function, name, type, plan::Role::Output);
+      if (failed(index))
+        return failure();
+      dst = *index;
+      if (!value.getDefiningOp() || value.getDefiningOp()->getBlock() != &body)
+        direct = false;
+    }
+    if (isSplatConstant(value) || tensors.count(value))
+      direct = false;
+    if (direct)
+      tensors[value] = dst;
+    else
+      deferred.push_back({value, dst});
+    addUnique(outputs, dst);
+  }
+
+  uint32_t functionIndex =
+      builder_.addFunction(fname, inputs, outputs, fname == "train_step");
+
+  int64_t temporaryCount = 0;
+  auto newTemporary = [&](Value value, int64_t offset) -> FailureOr<uint32_t> {
+    auto type = cast<RankedTensorType>(value.getType());
+    Operation *where =
+        value.getDefiningOp() ? value.getDefiningOp() : function.getOperation();
+    FailureOr<DType> dtype = dtypeFor(where, type.getElementType());
+    if (failed(dtype))
+      return failure();
+    return builder_.addTemporary(
+        fname + ".t" + std::to_string(temporaryCount++), *dtype,
+        {type.getShape().begin(), type.getShape().end()},
+        static_cast<uint64_t>(offset));
+  };
+  // A value's tensor: mapped, planned, or (splat constants and unplanned
+  // values) a slot after the planned arena.
+  auto tensorFor = [&](Value value) -> FailureOr<uint32_t> {
+    auto it = tensors.find(value);
+    if (it != tensors.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return function.emitError("compileCpuPlan: value without a static "
+                                "tensor type");
+    FailureOr<uint32_t> index = failure();
+    auto planned = memory.offsets.find(value);
+    if (planned != memory.offsets.end()) {
+      index = newTemporary(value, planned->second);
+    } else {
+      int64_t offset = alignUp(std::max(extraEnd, extraBase), 64);
+      extraEnd = offset + bytesOf(type);
+      index = newTemporary(value, offset);
+    }
+    if (failed(index))
+      return failure();
+    tensors[value] = *index;
+    if (auto constant = value.getDefiningOp<ConstantOp>();
+        constant && isSplatConstant(value))
+      builder_.addFill(functionIndex, *index, splatValue(constant),
+                       describeLocation(constant.getLoc()));
+    return *index;
+  };
+
+  for (Operation &op : body.without_terminator()) {
+    std::string location = describeLocation(op.getLoc());
+    auto operandTensors = [&]() -> FailureOr<std::vector<uint32_t>> {
+      std::vector<uint32_t> list;
+      for (Value operand : op.getOperands()) {
+        FailureOr<uint32_t> index = tensorFor(operand);
+        if (failed(index))
+          return failure();
+        list.push_back(*index);
+      }
+      return list;
+    };
+    auto resultTensors = [&]() -> FailureOr<std::vector<uint32_t>> {
+      std::vector<uint32_t> list;
+      for (Value result : op.getResults()) {
+        FailureOr<uint32_t> index = tensorFor(result);
+        if (failed(index))
+          return failure();
+        list.push_back(*index);
+      }
+      return list;
+    };
+
+    if (auto kernel = op.getAttrOfType<FlatSymbolRefAttr>("genesis.kernel")) {
+      FailureOr<std::vector<uint32_t>> ins = operandTensors();
+      if (failed(ins))
+        return failure();
+      FailureOr<std::vector<uint32_t>> outs = resultTensors();
+      if (failed(outs))
+        return failure();
+      KernelLaunchDesc launch;
+      launch.image = 0;
+      launch.symbol = kernel.getValue().str();
+      launch.args = *ins;
+      launch.args.insert(launch.args.end(), outs->begin(), outs->end());
+      builder_.addKernelLaunch(functionIndex, launch, location);
+      continue;
+    }
+    if (auto call = dyn_cast<LibraryCallOp>(op)) {
+      auto lhs = cast<RankedTensorType>(call.getLhs().getType());
+      auto result = cast<RankedTensorType>(call.getResult().getType());
+      int64_t rank = result.getRank();
+      GemmDesc gemm;
+      FailureOr<uint32_t> a = tensorFor(call.getLhs());
+      FailureOr<uint32_t> b = tensorFor(call.getRhs());
+      if (failed(a) || failed(b))
+        return failure();
+      gemm.a = *a;
+      gemm.b = *b;
+      if (call.getBias()) {
+        FailureOr<uint32_t> bias = tensorFor(call.getBias());
+        if (failed(bias))
+          return failure();
+        gemm.bias = *bias;
+      }
+      FailureOr<uint32_t> c = tensorFor(call.getResult());
+      if (failed(c))
+        return failure();
+      gemm.c = *c;
+      gemm.m = result.getDimSize(rank - 2);
+      gemm.n = result.getDimSize(rank - 1);
+      gemm.k = call.getTransposeLhs() ? lhs.getDimSize(rank - 2)
+                                      : lhs.getDimSize(rank - 1);
+      gemm.batchCount = numel(result.getShape().drop_back(2));
+      gemm.strideA = gemm.m * gemm.k;
+      gemm.strideB = gemm.k * gemm.n;
+      gemm.strideC = gemm.m * gemm.n;
+      gemm.transposeA = call.getTransposeLhs();
+      gemm.transposeB = call.getTransposeRhs();
+      gemm.alpha = call.getAlpha().convertToDouble();
+      gemm.beta = 0.0;
+      gemm.epilogue = epilogueFor(call.getEpilogue());
+      builder_.addGemm(functionIndex, gemm, location);
+      continue;
+    }
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (!isSplatConstant(constant.getResult()))
+        return op.emitError("compileCpuPlan: no CPU lowering for the "
+                            "non-splat 'genesis.constant' at ")
+               << location;
+      // Materialised (Fill) where a step first needs it.
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      FailureOr<uint32_t> src = tensorFor(reshape->getOperand(0));
+      FailureOr<uint32_t> dst = tensorFor(reshape->getResult(0));
+      if (failed(src) || failed(dst))
+        return failure();
+      auto srcPlanned = memory.offsets.find(reshape->getOperand(0));
+      auto dstPlanned = memory.offsets.find(reshape->getResult(0));
+      bool alias = srcPlanned != memory.offsets.end() &&
+                   dstPlanned != memory.offsets.end() &&
+                   srcPlanned->second == dstPlanned->second;
+      // A pure alias (same arena bytes, both temporaries) needs no copy.
+      bool bothTemporaries = !llvm::is_contained(outputs, *dst) &&
+                             !llvm::is_contained(outputs, *src) &&
+                             !llvm::is_contained(inputs, *src);
+      if (!(alias && bothTemporaries))
+        builder_.addCopy(
+            functionIndex, *src, *dst,
+            bytesOf(cast<RankedTensorType>(reshape->getResult(0).getType())),
+            location);
+      continue;
+    }
+    return op.emitError("compileCpuPlan: no CPU lowering for '")
+           << op.getName() << "' at " << location;
+  }
+
+  // Results that could not be written in place by their producer.
+  for (const Deferred &d : deferred) {
+    if (auto constant = d.value.getDefiningOp<ConstantOp>();
+        constant && isSplatConstant(d.value)) {
+      builder_.addFill(functionIndex, d.dst, splatValue(constant),
+                       describeLocation(constant.getLoc()));
+      continue;
+    }
+    FailureOr<uint32_t> src = tensorFor(d.value);
+    if (failed(src))
+      return failure();
+    if (*src != d.dst)
+      builder_.addCopy(functionIndex, *src, d.dst,
+                       bytesOf(cast<RankedTensorType>(d.value.getType())),
+                       describeLocation(returnOp.getLoc()));
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::vector<uint8_t>>
+compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions) {
+  MLIRContext *context = module.getContext();
+  std::string printed;
+  {
+    llvm::raw_string_ostream os(printed);
+    module.print(os);
+  }
+  Sha256::Digest digest = Sha256::digest(printed.data(), printed.size());
+
+  OwningOpRef<ModuleOp> clone = module.clone();
+  std::vector<func::FuncOp> targets;
+  for (const std::string &name : functions) {
+    auto function = clone->lookupSymbol<func::FuncOp>(name);
+    if (!function || function.isExternal()) {
+      module.emitError("compileCpuPlan: no function @") << name;
+      return failure();
+    }
+    targets.push_back(function);
+  }
+  // Only the named functions are compiled.
+  for (auto function :
+       llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
+    if (!llvm::is_contained(functions, function.getSymName().str()) &&
+        SymbolTable::symbolKnownUseEmpty(function, *clone))
+      function.erase();
+  for (func::FuncOp function : targets)
+    rewriteStepArguments(function);
+
+  PassManager pm(context);
+  OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  functionPm.addPass(createCanonicalizerPass());
+  functionPm.addPass(createCSEPass());
+  functionPm.addPass(createGenesisFuse());
+  if (failed(pm.run(*clone)))
+    return failure();
+  for (func::FuncOp function : targets)
+    splitMixedShapeFusions(function);
+  PassManager lower(context);
+  lower.addPass(createGenesisLowerCpu());
+  if (failed(lower.run(*clone)))
+    return failure();
+
+  std::vector<MemoryPlan> plans;
+  int64_t arena = 0;
+  for (func::FuncOp function : targets) {
+    FailureOr<MemoryPlan> memory = planMemory(function, 64);
+    if (failed(memory))
+      return failure();
+    arena = std::max(arena, memory->arenaBytes);
+    plans.push_back(std::move(*memory));
+  }
+
+  PlanHeader header;
+  header.target = plan::Target::Cpu;
+  header.compilerVersion = "genesis 0.1";
+  std::string flags = "--target=cpu";
+  for (const std::string &name : functions)
+    flags += " --function=" + name;
+  header.flags = flags;
+  header.modelHash = toHex(digest);
+  PlanBuilder builder(header);
+
+  Emitter emitter(builder);
+  int64_t extraBase = alignUp(arena, 64), extraEnd = extraBase;
+  for (auto [function, memory] : llvm::zip(targets, plans)) {
+    // Each function's unplanned slots start after every function's arena;
+    // functions never run at once, so they may share them.
+    int64_t functionExtraEnd = extraBase;
+    if (failed(emitter.emitFunction(function, memory, extraBase,
+                                    functionExtraEnd)))
+      return failure();
+    extraEnd = std::max(extraEnd, functionExtraEnd);
+  }
+  // The kernels compile last, once every op is known to have a lowering.
+  bool anyKernel = false;
+  clone->walk([&](func::FuncOp function) {
+    anyKernel |= function->hasAttr("genesis.kernel");
+  });
+  if (anyKernel) {
+    FailureOr<std::string> image = compileCpuKernels(*clone);
+    if (failed(image))
+      return failure();
+    builder.addImage(plan::ImageFormat::ElfSharedObject,
+                     std::vector<uint8_t>(image->begin(), image->end()));
+  }
+  builder.setArena(static_cast<uint64_t>(alignUp(extraEnd, 64)), 64);
+  return builder.bytes();
+}
+
+} // namespace genesis
