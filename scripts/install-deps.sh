@@ -13,6 +13,7 @@ APT_PACKAGES=(
   pkg-config  # finds OpenBLAS
   zlib1g-dev
   dataset-fashion-mnist
+  gnuplot-nox  # the training programs' PNG plots
   python3-numpy  # the evaluator's numpy cross-check runs under lit's /usr/bin/python3
 )
 

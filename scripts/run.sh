@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, then traces the Fashion-MNIST
-# MLP, prints its genesis IR and runs it with the reference evaluator.
-# Arguments go to the model program (see build/bin/mlp-fashion-mnist --help).
+# The main job: installs what is missing, builds, then compiles the
+# Fashion-MNIST MLP's training step to a CPU plan and trains it for 5 epochs
+# (table, PNG plot and checkpoint in mlp-run/). Arguments go to the program
+# (build/bin/mlp-fashion-mnist --help), e.g. --resume mlp-run/checkpoint.safetensors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
