@@ -9,12 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialect/Utils/DiagnosticCapture.h"
 #include "frontend/Optim.h"
-#include "frontend/Trace.h"
-#include "frontend/nn/Layers.h"
 #include "models/common/FashionMnist.h"
-#include "passes/Passes.h"
+#include "models/mlp/Mlp.h"
+#include "models/mlp/MlpPlan.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/PlanFile.h"
@@ -61,32 +59,6 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-/// The plan of the train step and the loss for `model`, compiled in-process.
-std::vector<uint8_t> compilePlan(nn::Module &model, int64_t batch) {
-  Trace trace("loss");
-  trace.bind(model);
-  Tensor images = trace.input("images", DType::F32, {batch, 784});
-  Tensor labels = trace.input("labels", DType::I64, {batch});
-  Tensor logits = model.forward(images);
-  trace.output("loss", cross_entropy(logits, labels));
-  trace.output("logits", logits);
-  mlir::func::FuncOp loss = trace.finish();
-  GenesisTrainStepOptions options;
-  options.optimizer = "adamw";
-  options.weightDecay = 0.01;
-  options.noDecay = {"0.bias", "2.bias", "4.bias"};
-  DiagnosticCapture capture(&trace.context());
-  if (mlir::failed(buildTrainStep(loss, options)))
-    throw Error(capture.firstError("building the train step failed"));
-  if (printIr)
-    std::cout << trace.str() << "\n";
-  mlir::FailureOr<std::vector<uint8_t>> plan =
-      compileCpuPlan(trace.module(), {"train_step", "loss"});
-  if (mlir::failed(plan))
-    throw Error(capture.firstError("compiling the CPU plan failed"));
-  return *plan;
 }
 
 /// Rows `order[first .. first+count)` of `array`.
@@ -169,19 +141,16 @@ int main(int argc, char **argv) {
   try {
     std::system(("mkdir -p '" + outputDir + "'").c_str());
     Generator generator(seed);
-    nn::Sequential model({std::make_shared<nn::Linear>(784, 256, true, generator),
-                          std::make_shared<nn::ReLU>(),
-                          std::make_shared<nn::Linear>(256, 128, true, generator),
-                          std::make_shared<nn::ReLU>(),
-                          std::make_shared<nn::Linear>(128, 10, true, generator)});
+    auto model = models::makeMlp({256, 128}, generator);
 
     auto start = std::chrono::steady_clock::now();
-    std::vector<uint8_t> planBytes = compilePlan(model, batchSize);
+    std::vector<uint8_t> planBytes =
+        models::compileMlpTrainingPlan(*model, batchSize, printIr);
     writeFileAtomically(outputDir + "/mlp.gplan", planBytes.data(), planBytes.size());
     PlanFile plan = PlanFile::fromBytes(planBytes.data(), planBytes.size(),
                                         outputDir + "/mlp.gplan");
     Session session(plan);
-    for (auto &[name, value] : model.state_dict())
+    for (auto &[name, value] : model->state_dict())
       session.bind(name, value);
     std::printf("compiled %s (%zu bytes) in %.2f s; arena %llu bytes\n",
                 (outputDir + "/mlp.gplan").c_str(), planBytes.size(),

@@ -1,0 +1,63 @@
+//===- mlp_train_step_bench.cpp - Time the compiled MLP train step ---------===//
+//
+// Times one AdamW training step of the 784-256-128-10 MLP through the CPU
+// plan on random data (the data does not change the work). Run by
+// scripts/bench/mlp_cpu_vs_pytorch.py next to PyTorch; prints
+// "genesis_ms_per_step <value>" last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "models/mlp/Mlp.h"
+#include "models/mlp/MlpPlan.h"
+#include "runtime/PlanFile.h"
+#include "runtime/Session.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+using namespace genesis;
+
+static llvm::cl::opt<int64_t> batchSize("batch", llvm::cl::init(256),
+                                        llvm::cl::desc("Batch size"));
+static llvm::cl::opt<int64_t> steps("steps", llvm::cl::init(200),
+                                    llvm::cl::desc("Timed steps"));
+static llvm::cl::opt<int64_t> warmup("warmup", llvm::cl::init(20),
+                                     llvm::cl::desc("Untimed steps first"));
+
+int main(int argc, char **argv) {
+  llvm::cl::ParseCommandLineOptions(argc, argv, "Time the MLP train step\n");
+  try {
+    Generator generator(0);
+    auto model = models::makeMlp({256, 128}, generator);
+    std::vector<uint8_t> bytes = models::compileMlpTrainingPlan(*model, batchSize);
+    PlanFile plan = PlanFile::fromBytes(bytes.data(), bytes.size(), "mlp");
+    Session session(plan);
+    for (auto &[name, value] : model->state_dict())
+      session.bind(name, value);
+    session.bind("lr", HostArray::fromValues<double>(DType::F32, {}, {1e-3}));
+    HostArray images(DType::F32, {batchSize, 784}), labels(DType::I64, {batchSize});
+    generator.fill_uniform(images, 0, 1);
+    for (int64_t i = 0; i < batchSize; ++i)
+      labels.setInt(i, generator.randint(0, 10));
+    std::vector<double> times;
+    for (int64_t s = 0; s < warmup + steps; ++s) {
+      auto start = std::chrono::steady_clock::now();
+      session.run("train_step", {{"images", images}, {"labels", labels}});
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+      if (s >= warmup)
+        times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("genesis_ms_per_step %.4f\n", times[times.size() / 2]);
+  } catch (const Error &error) {
+    std::cerr << "mlp-train-step-bench: error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
