@@ -14,6 +14,7 @@ APT_PACKAGES=(
   zlib1g-dev
   dataset-fashion-mnist
   gnuplot-nox  # the training programs' PNG plots
+  clang-14 libclang-rt-14-dev  # libFuzzer targets of the plan and checkpoint readers
   python3-numpy  # the evaluator's numpy cross-check runs under lit's /usr/bin/python3
 )
 

@@ -8,5 +8,8 @@ start=$(date +%s)
 ./scripts/build.sh
 built=$(date +%s)
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# A short fuzzing run of the plan loader and the safetensors/checkpoint
+# reader (libFuzzer, ASan, UBSan); a crash fails the suite.
+./scripts/fuzz.sh "${GENESIS_FUZZ_SECONDS:-15}"
 end=$(date +%s)
 echo "[test] build $((built - start)) s, tests $((end - built)) s, total $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s"
