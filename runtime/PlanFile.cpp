@@ -432,6 +432,10 @@ private:
                                  std::to_string(imageCount) + " images)");
     if (launch.symbol()->size() == 0)
       fail(field + ".symbol", "symbol is empty");
+    if (launch.outer_extent() < 1)
+      fail(field + ".outer_extent",
+           "outer extent " + std::to_string(launch.outer_extent()) +
+               " is not positive");
     const auto &args = *launch.args();
     for (uint32_t i = 0; i < args.size(); ++i)
       checkOperand(field, "args[" + std::to_string(i) + "]", args[i], access,
@@ -1003,7 +1007,8 @@ std::vector<uint8_t> PlanBuilder::payload() const {
         plan::Dim3 block(launch.block[0], launch.block[1], launch.block[2]);
         kind = plan::CreateKernelLaunchDirect(
                    fbb, launch.image, launch.symbol.c_str(), &launch.args,
-                   &grid, &block, launch.sharedMemoryBytes)
+                   &grid, &block, launch.sharedMemoryBytes,
+                   launch.outerExtent)
                    .Union();
         break;
       }

@@ -127,6 +127,9 @@ struct KernelLaunchDesc {
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedMemoryBytes = 0;
+  /// CPU: the extent of the kernel's outermost loop, whose iterations are
+  /// independent (>= 1; 1 runs the kernel as one piece).
+  int64_t outerExtent = 1;
 };
 
 /// Field for field the Gemm table of Plan.fbs, which documents the meaning.

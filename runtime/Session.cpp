@@ -8,11 +8,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <sys/mman.h>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <variant>
 
@@ -21,6 +26,126 @@ namespace genesis {
 namespace {
 
 using KernelFunction = void (*)(void **);
+/// `symbol_range(args, begin, end)`: iterations [begin, end) of the kernel's
+/// outermost loop.
+using RangeFunction = void (*)(void **, int64_t, int64_t);
+
+/// The number of threads a session runs kernels on: GENESIS_NUM_THREADS, or
+/// else the hardware's concurrency.
+unsigned sessionThreadCount(const std::string &where) {
+  if (const char *value = std::getenv("GENESIS_NUM_THREADS");
+      value && *value) {
+    char *end = nullptr;
+    long count = std::strtol(value, &end, 10);
+    if (*end != '\0' || count < 1 || count > 1024)
+      throw Error(where + ": GENESIS_NUM_THREADS is '" + value +
+                  "', not a thread count in [1, 1024]");
+    return static_cast<unsigned>(count);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Persistent workers that run contiguous chunks of a kernel's outer range.
+/// The calling thread claims chunks too, so when a worker is slow to wake (a
+/// busy machine) the caller runs its chunk instead of waiting for it; it then
+/// waits only for chunks already running. Kernels are C functions and do not
+/// throw, so a claimed chunk always completes.
+class ThreadPool {
+public:
+  /// `threads` counts the caller; at most threads - 1 workers are started
+  /// (fewer if the system refuses to create more).
+  explicit ThreadPool(unsigned threads) {
+    for (unsigned i = 1; i < threads; ++i) {
+      try {
+        workers_.emplace_back([this] { work(); });
+      } catch (const std::system_error &) {
+        break;
+      }
+    }
+  }
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (std::thread &worker : workers_)
+      worker.join();
+  }
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  /// Runs kernel(args, begin, end) over [0, extent) split into
+  /// min(size(), extent) contiguous chunks; returns when all are done.
+  void run(RangeFunction kernel, void **args, int64_t extent) {
+    unsigned chunks =
+        static_cast<unsigned>(std::min<int64_t>(size(), extent));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      kernel_ = kernel;
+      args_ = args;
+      extent_ = extent;
+      chunks_ = chunks;
+      next_ = 0;
+      pending_ = chunks;
+      ++generation_;
+    }
+    start_.notify_all();
+    std::unique_lock<std::mutex> lock(mutex_);
+    runChunks(lock);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+private:
+  static int64_t chunkBegin(unsigned chunk, int64_t extent, unsigned chunks) {
+    // extent * chunk / chunks without overflow for any int64 extent.
+    return extent / chunks * chunk + extent % chunks * chunk / chunks;
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_)
+        return;
+      seen = generation_;
+      runChunks(lock);
+    }
+  }
+
+  /// Claims and runs chunks of the current launch until none is left.
+  void runChunks(std::unique_lock<std::mutex> &lock) {
+    while (next_ < chunks_) {
+      unsigned chunk = next_++;
+      RangeFunction kernel = kernel_;
+      void **args = args_;
+      int64_t begin = chunkBegin(chunk, extent_, chunks_);
+      int64_t end = chunkBegin(chunk + 1, extent_, chunks_);
+      lock.unlock();
+      kernel(args, begin, end);
+      lock.lock();
+      if (--pending_ == 0)
+        done_.notify_one();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable start_;
+  std::condition_variable done_;
+  std::vector<std::thread> workers_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;
+  RangeFunction kernel_ = nullptr;
+  void **args_ = nullptr;
+  int64_t extent_ = 0;
+  unsigned chunks_ = 0;
+  /// The next chunk to claim, and the chunks not yet finished.
+  unsigned next_ = 0;
+  unsigned pending_ = 0;
+};
 
 /// A dlopen'ed kernel image, closed with the session.
 class LoadedImage {
@@ -46,7 +171,30 @@ using AlignedBytes = std::unique_ptr<uint8_t, AlignedFree>;
 struct LaunchOp {
   KernelFunction kernel;
   std::vector<uint32_t> args;
+  /// Null when the image has no `symbol_range`; then the launch is one piece.
+  RangeFunction range = nullptr;
+  int64_t outerExtent = 1;
+  /// Whether the launch is worth splitting (see kMinSplitBytes).
+  bool split = false;
 };
+
+/// Waking the pool costs some 10-20 us; a launch whose argument tensors
+/// total fewer bytes than this (some 50 us of work) runs faster on the
+/// calling thread alone (measured on the MLP train step's kernels).
+/// GENESIS_MIN_SPLIT_BYTES overrides it (tests set 0 to split everything).
+constexpr uint64_t kMinSplitBytes = 512 * 1024;
+
+uint64_t minSplitBytes(const std::string &where) {
+  const char *value = std::getenv("GENESIS_MIN_SPLIT_BYTES");
+  if (!value || !*value)
+    return kMinSplitBytes;
+  char *end = nullptr;
+  unsigned long long bytes = std::strtoull(value, &end, 10);
+  if (*end != '\0' || *value == '-')
+    throw Error(where + ": GENESIS_MIN_SPLIT_BYTES is '" + value +
+                "', not a byte count");
+  return bytes;
+}
 
 struct GemmOp {
   GemmDesc desc;
@@ -190,6 +338,8 @@ struct Session::Impl {
   std::vector<CompiledFunction> functions;
   uint64_t externalBytes = 0;
   uint64_t peakBytes = 0;
+  /// Null when kernels run on the calling thread only.
+  std::unique_ptr<ThreadPool> pool;
 
   void execute(CompiledStep &step, const std::vector<void *> &data) const;
 };
@@ -201,7 +351,10 @@ void Session::Impl::execute(CompiledStep &step,
     args.reserve(launch->args.size());
     for (uint32_t index : launch->args)
       args.push_back(data[index]);
-    launch->kernel(args.data());
+    if (pool && launch->split)
+      pool->run(launch->range, args.data(), launch->outerExtent);
+    else
+      launch->kernel(args.data());
   } else if (auto *gemm = std::get_if<GemmOp>(&step.op)) {
     const GemmDesc &desc = gemm->desc;
     void *bias = desc.bias ? data[*desc.bias] : nullptr;
@@ -346,7 +499,15 @@ Session::Session(const PlanFile &planFile)
   for (uint32_t i = 0; i < plan.images()->size(); ++i)
     impl_->images.push_back(loadImage(*plan.images()->Get(i), i, where));
   // Each (image, symbol) is resolved once, however many steps launch it.
-  std::map<std::pair<uint32_t, std::string>, KernelFunction> kernels;
+  std::map<std::pair<uint32_t, std::string>,
+           std::pair<KernelFunction, RangeFunction>>
+      kernels;
+  uint64_t splitBytes = minSplitBytes(where);
+  if (unsigned threads = sessionThreadCount(where); threads > 1) {
+    impl_->pool = std::make_unique<ThreadPool>(threads);
+    if (impl_->pool->size() == 1)
+      impl_->pool.reset();
+  }
 
   for (const plan::Function *function : *plan.functions()) {
     CompiledFunction &compiled = impl_->functions.emplace_back();
@@ -365,7 +526,7 @@ Session::Session(const PlanFile &planFile)
       switch (step->kind_type()) {
       case plan::StepKind::KernelLaunch: {
         const plan::KernelLaunch &launch = *step->kind_as_KernelLaunch();
-        KernelFunction &kernel =
+        auto &[kernel, range] =
             kernels[{launch.image(), launch.symbol()->str()}];
         if (!kernel) {
           void *symbol = dlsym(impl_->images[launch.image()]->handle(),
@@ -377,9 +538,25 @@ Session::Session(const PlanFile &planFile)
                 stepWhere(compiled, compiled.steps.size() - 1, out.location) +
                 ")");
           kernel = reinterpret_cast<KernelFunction>(symbol);
+          // Optional: images without it run every launch as one piece.
+          range = reinterpret_cast<RangeFunction>(
+              dlsym(impl_->images[launch.image()]->handle(),
+                    (launch.symbol()->str() + "_range").c_str()));
         }
-        out.op =
-            LaunchOp{kernel, {launch.args()->begin(), launch.args()->end()}};
+        LaunchOp op{kernel,
+                    {launch.args()->begin(), launch.args()->end()},
+                    range,
+                    launch.outer_extent()};
+        uint64_t argBytes = 0;
+        for (uint32_t arg : op.args) {
+          uint64_t elements = 1;
+          for (int64_t extent : tensors_[arg].shape)
+            elements *= uint64_t(extent);
+          argBytes += elements * dtypeSize(tensors_[arg].dtype);
+        }
+        op.split = range && op.outerExtent >= 2 &&
+                   argBytes >= splitBytes;
+        out.op = std::move(op);
         break;
       }
       case plan::StepKind::Gemm: {

@@ -18,6 +18,20 @@
 // session (from a memfd, with dlopen) and each symbol is resolved once, when
 // the session is created; a missing symbol is an error then, not at run time.
 //
+// Threading: an image may also export
+//
+//   extern "C" void symbol_range(void **args, int64_t begin, int64_t end);
+//
+// running iterations [begin, end) of the kernel's outermost loop, which must
+// be independent. A launch whose outer_extent is at least 2 then runs as
+// contiguous chunks of [0, outer_extent) on a thread pool the session owns
+// (GENESIS_NUM_THREADS threads, the caller included; by default the
+// hardware's concurrency; 1 runs everything on the calling thread).
+// Without symbol_range, or with outer_extent 1, `symbol` runs as one piece;
+// so does a launch whose argument tensors total fewer bytes than
+// GENESIS_MIN_SPLIT_BYTES (default 512 KiB), too little work to pay for
+// waking the pool.
+//
 // Session-fed tensors: before each run the session writes its step count
 // into step tensors and its RNG state (seed, offset) into rng_seed tensors.
 // After a successful run of a function marked advances_step the step count

@@ -39,6 +39,22 @@ mlir::FailureOr<mlir::func::FuncOp>
 emitOpKernel(mlir::Operation *op, llvm::StringRef name,
              mlir::OpBuilder &moduleBuilder);
 
+/// Data-movement ops outside fusions (CpuDataKernels.cpp): transpose,
+/// slice, pad, concat, broadcast_in_dim, take, scatter_add, iota, argmax.
+bool hasDataKernel(mlir::Operation *op);
+/// The extent of the outermost loop of such an op's kernel.
+int64_t dataKernelOuterExtent(mlir::Operation *op);
+/// Fills `kernel` (made by createKernel) for such an op.
+mlir::LogicalResult emitDataKernel(mlir::Operation *op, mlir::func::FuncOp kernel);
+
+/// Row ops outside fusions (CpuRowKernels.cpp): layer_norm, rms_norm, rope,
+/// attention, attention_grad (f32/f64).
+bool hasRowKernel(mlir::Operation *op);
+/// The extent of the outermost loop of such an op's kernel.
+int64_t rowKernelOuterExtent(mlir::Operation *op);
+/// Fills `kernel` (made by createKernel) for such an op.
+mlir::LogicalResult emitRowKernel(mlir::Operation *op, mlir::func::FuncOp kernel);
+
 } // namespace genesis::cpu
 
 #endif // GENESIS_PASSES_CONVERSION_CPUKERNELS_H

@@ -83,7 +83,8 @@ LogicalResult buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 
 bool hasOpKernel(Operation *op) {
   return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp,
-             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp>(op);
+             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp>(op) ||
+         hasDataKernel(op) || hasRowKernel(op);
 }
 
 namespace {
@@ -427,9 +428,29 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
 
 FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
                                      OpBuilder &moduleBuilder) {
+  if (hasDataKernel(op)) {
+    func::FuncOp kernel =
+        createKernel(moduleBuilder, op->getLoc(), name, op->getOperandTypes(),
+                     op->getResultTypes(), dataKernelOuterExtent(op));
+    if (failed(emitDataKernel(op, kernel))) {
+      kernel.erase();
+      return failure();
+    }
+    return kernel;
+  }
   if (!floatOnly(op))
     return op->emitError("genesis-lower-cpu: '")
            << op->getName() << "' is supported on f32 and f64 only";
+  if (hasRowKernel(op)) {
+    func::FuncOp kernel =
+        createKernel(moduleBuilder, op->getLoc(), name, op->getOperandTypes(),
+                     op->getResultTypes(), rowKernelOuterExtent(op));
+    if (failed(emitRowKernel(op, kernel))) {
+      kernel.erase();
+      return failure();
+    }
+    return kernel;
+  }
   auto firstType = cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t outer = 1;
   if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op))

@@ -424,6 +424,11 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       launch.symbol = kernel.getValue().str();
       launch.args = *ins;
       launch.args.insert(launch.args.end(), outs->begin(), outs->end());
+      if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              &op, kernel))
+        if (auto extent =
+                callee->getAttrOfType<IntegerAttr>("genesis.outer_extent"))
+          launch.outerExtent = std::max<int64_t>(extent.getInt(), 1);
       builder_.addKernelLaunch(functionIndex, launch, location);
       continue;
     }

@@ -370,4 +370,302 @@ TEST(CpuCodegen, UnsupportedOpIsAClearError) {
       << message;
 }
 
+TEST(CpuCodegen, LayerNormAndRmsNorm) {
+  for (std::string t : {"f32", "f64"}) {
+    std::string x = "tensor<3x5x16x" + t + ">", w = "tensor<16x" + t + ">";
+    EXPECT_LT(maxError(R"(
+      func.func @f(%x: )" + x + R"(, %w: )" + w + R"(, %b: )" + w + R"() -> ()" +
+                           x + ", " + x + ", " + x + ", " + x + ", " + x + R"() {
+        %0 = genesis.layer_norm %x weight %w : )" + w + R"( bias %b : )" + w +
+                           R"( eps 1.0e-05 : )" + x + R"(
+        %1 = genesis.layer_norm %x eps 1.0e-05 : )" + x + R"(
+        %2 = genesis.layer_norm %x weight %w : )" + w + R"( eps 1.0e-03 : )" + x + R"(
+        %3 = genesis.layer_norm %x bias %b : )" + w + R"( eps 1.0e-05 : )" + x + R"(
+        %4 = genesis.rms_norm %x, %w eps 1.0e-06 : )" + x + ", " + w + R"(
+        return %0, %1, %2, %3, %4 : )" + x + ", " + x + ", " + x + ", " + x + ", " + x + R"(
+      })",
+                       21),
+              1e-6)
+        << t;
+  }
+  // A single row (rank 1, outer extent 1).
+  EXPECT_LT(maxError(R"(
+    func.func @f(%x: tensor<7xf32>, %w: tensor<7xf32>) -> (tensor<7xf32>, tensor<7xf32>) {
+      %0 = genesis.layer_norm %x weight %w : tensor<7xf32> eps 1.0e-05 : tensor<7xf32>
+      %1 = genesis.rms_norm %x, %w eps 1.0e-06 : tensor<7xf32>, tensor<7xf32>
+      return %0, %1 : tensor<7xf32>, tensor<7xf32>
+    })",
+                     22),
+            1e-6);
+}
+
+TEST(CpuCodegen, Rope) {
+  for (std::string t : {"f32", "f64"}) {
+    std::string x = "tensor<2x3x5x8x" + t + ">", c = "tensor<5x8x" + t + ">";
+    EXPECT_LT(maxError(R"(
+      func.func @f(%x: )" + x + R"(, %c: )" + c + R"(, %s: )" + c + R"() -> )" + x + R"( {
+        %0 = genesis.rope %x, %c, %s : ()" + x + ", " + c + ", " + c + ") -> " + x + R"(
+        return %0 : )" + x + R"(
+      })",
+                       23),
+              1e-6)
+        << t;
+  }
+}
+
+/// attention and attention_grad of [B, Hq, S, D] queries against
+/// [B, Hkv, T, D] keys and [B, Hkv, T, Dv] values.
+std::string attentionFunction(const std::string &t, int64_t b, int64_t hq,
+                              int64_t hkv, int64_t s, int64_t tk, int64_t d,
+                              int64_t dv, bool mask, bool causal) {
+  auto ty = [&](int64_t h, int64_t rows, int64_t cols) {
+    return "tensor<" + std::to_string(b) + "x" + std::to_string(h) + "x" +
+           std::to_string(rows) + "x" + std::to_string(cols) + "x" + t + ">";
+  };
+  std::string q = ty(hq, s, d), k = ty(hkv, tk, d), v = ty(hkv, tk, dv),
+              o = ty(hq, s, dv), m = ty(hq, s, tk);
+  std::string attrs = std::string(causal ? " causal" : "") + " scale 0.35";
+  std::string maskArg = mask ? ", %m: " + m : "";
+  std::string maskUse = mask ? " mask %m" : "";
+  std::string maskType = mask ? ", " + m : "";
+  return "func.func @f(%q: " + q + ", %k: " + k + ", %v: " + v + maskArg +
+         ", %o: " + o + ", %g: " + o + ") -> (" + o + ", " + q + ", " + k +
+         ", " + v + ") {\n" + "  %0 = genesis.attention %q, %k, %v" + maskUse +
+         attrs + " : (" + q + ", " + k + ", " + v + maskType + ") -> " + o +
+         "\n" + "  %1:3 = genesis.attention_grad %q, %k, %v" + maskUse +
+         ", %o, %g" + attrs + " : (" + q + ", " + k + ", " + v + maskType +
+         ", " + o + ", " + o + ") -> (" + q + ", " + k + ", " + v + ")\n" +
+         "  return %0, %1#0, %1#1, %1#2 : " + o + ", " + q + ", " + k + ", " +
+         v + "\n}";
+}
+
+TEST(CpuCodegen, AttentionAndItsGradient) {
+  struct Case {
+    std::string t;
+    int64_t b, hq, hkv, s, tk, d, dv;
+    bool mask, causal;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"f32", 2, 4, 2, 6, 6, 8, 5, false, true},  // GQA, S = T
+           {"f32", 2, 4, 1, 3, 7, 4, 6, true, true},   // decoding-like S < T, MQA
+           {"f32", 1, 2, 2, 7, 4, 3, 3, false, true},  // S > T: fully masked rows
+           {"f32", 2, 3, 3, 5, 6, 4, 4, true, false},  // additive mask only
+           {"f64", 2, 4, 2, 5, 5, 6, 3, true, true},
+           {"f64", 1, 2, 1, 4, 6, 5, 7, false, false},
+       }) {
+    std::string ir = attentionFunction(c.t, c.b, c.hq, c.hkv, c.s, c.tk, c.d,
+                                       c.dv, c.mask, c.causal);
+    EXPECT_LT(maxError(ir, 31), 1e-6) << ir;
+  }
+}
+
+TEST(CpuCodegen, AttentionFullyMaskedRowsGiveZero) {
+  // Rows 0 and 2 of the mask are -inf throughout; the result and every
+  // gradient contribution of those rows must be 0, not NaN.
+  HostArray mask(DType::F32, {1, 1, 4, 5});
+  Generator generator(5);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      mask.setDouble(i * 5 + j, i % 2 == 0 ? -INFINITY : generator.uniform() - 0.5);
+  std::string ir = attentionFunction("f32", 1, 1, 1, 4, 5, 3, 2, true, false);
+  EXPECT_LT(maxError(ir, 41, {{3, mask}}), 1e-6) << ir;
+}
+
+// Data-movement kernels (CpuDataKernels.cpp): exact, on several shapes.
+
+HostArray indexArray(DType dtype, std::vector<int64_t> shape, int64_t bound,
+                     uint64_t seed) {
+  HostArray array(dtype, shape);
+  Generator generator(seed);
+  for (int64_t i = 0; i < array.numel(); ++i)
+    array.setInt(i, std::min<int64_t>(bound - 1, static_cast<int64_t>(
+                                                     generator.uniform() * bound)));
+  return array;
+}
+
+TEST(CpuCodegen, TransposeSliceBroadcastKernels) {
+  for (std::string t : {"f32", "f64", "i32", "i64", "i1"}) {
+    EXPECT_EQ(maxError(R"(
+      func.func @f(%a: tensor<3x4x5x)" + t + R"(>, %b: tensor<5x)" + t + R"(>, %c: tensor<3x1x)" + t + R"(>) -> (tensor<5x3x4x)" + t + R"(>, tensor<4x5x3x)" + t + R"(>, tensor<2x2x2x)" + t + R"(>, tensor<3x4x5x)" + t + R"(>, tensor<2x3x7x)" + t + R"(>) {
+        %0 = genesis.transpose %a, [2, 0, 1] : tensor<3x4x5x)" + t + R"(>
+        %1 = genesis.transpose %a, [1, 2, 0] : tensor<3x4x5x)" + t + R"(>
+        %2 = genesis.slice %a start [1, 0, 1] limit [3, 4, 5] stride [1, 3, 2] : tensor<3x4x5x)" + t + R"(>
+        %3 = genesis.broadcast_in_dim %b, [2] : tensor<5x)" + t + R"(> -> tensor<3x4x5x)" + t + R"(>
+        %4 = genesis.broadcast_in_dim %c, [1, 2] : tensor<3x1x)" + t + R"(> -> tensor<2x3x7x)" + t + R"(>
+        return %0, %1, %2, %3, %4 : tensor<5x3x4x)" + t + R"(>, tensor<4x5x3x)" + t + R"(>, tensor<2x2x2x)" + t + R"(>, tensor<3x4x5x)" + t + R"(>, tensor<2x3x7x)" + t + R"(>
+      })"),
+              0.0)
+        << t;
+  }
+}
+
+TEST(CpuCodegen, PadAndConcatKernels) {
+  for (std::string t : {"f32", "f64", "i32", "i64"}) {
+    EXPECT_EQ(maxError(R"(
+      func.func @f(%a: tensor<2x3x)" + t + R"(>, %b: tensor<2x5x)" + t + R"(>, %c: tensor<2x1x)" + t + R"(>, %d: tensor<4x3x)" + t + R"(>) -> (tensor<3x8x)" + t + R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t + R"(>, tensor<6x3x)" + t + R"(>) {
+        %0 = genesis.pad %a low [1, 0] high [0, 3] interior [0, 1] : tensor<2x3x)" + t + R"(>
+        %1 = genesis.pad %a low [0, 2] high [1, 0] interior [2, 1] : tensor<2x3x)" + t + R"(>
+        %2 = genesis.concat %a, %b, %c dim 1 : tensor<2x3x)" + t + R"(>, tensor<2x5x)" + t + R"(>, tensor<2x1x)" + t + R"(>
+        %3 = genesis.concat %a, %d dim 0 : tensor<2x3x)" + t + R"(>, tensor<4x3x)" + t + R"(>
+        return %0, %1, %2, %3 : tensor<3x8x)" + t + R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t + R"(>, tensor<6x3x)" + t + R"(>
+      })"),
+              0.0)
+        << t;
+  }
+  // i1 concat (copying ops take every type).
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%a: tensor<3x2xi1>, %b: tensor<3x4xi1>) -> tensor<3x6xi1> {
+      %0 = genesis.concat %a, %b dim 1 : tensor<3x2xi1>, tensor<3x4xi1>
+      return %0 : tensor<3x6xi1>
+    })"),
+            0.0);
+}
+
+TEST(CpuCodegen, IotaKernels) {
+  for (std::string t : {"f32", "f64", "i32", "i64"})
+    EXPECT_EQ(maxError(R"(
+      func.func @f() -> (tensor<16x)" + t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>) {
+        %0 = genesis.iota dim 0 : tensor<16x)" + t + R"(>
+        %1 = genesis.iota dim 0 : tensor<3x5x)" + t + R"(>
+        %2 = genesis.iota dim 1 : tensor<3x5x)" + t + R"(>
+        return %0, %1, %2 : tensor<16x)" + t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>
+      })"),
+              0.0)
+        << t;
+}
+
+TEST(CpuCodegen, TakeKernels) {
+  for (std::string t : {"f32", "f64", "i32", "i64", "i1"})
+    for (std::string it : {"i32", "i64"}) {
+      DType dtype = it == "i32" ? DType::I32 : DType::I64;
+      // Embedding lookup (axis 0, 2-D ids) and a gather along axis 1.
+      EXPECT_EQ(maxError(R"(
+        func.func @f(%t: tensor<10x6x)" + t + R"(>, %ids: tensor<4x3x)" + it + R"(>, %cols: tensor<5x)" + it + R"(>) -> (tensor<4x3x6x)" + t + R"(>, tensor<10x5x)" + t + R"(>) {
+          %0 = genesis.take %t, %ids axis 0 : tensor<10x6x)" + t + R"(>, tensor<4x3x)" + it + R"(>
+          %1 = genesis.take %t, %cols axis 1 : tensor<10x6x)" + t + R"(>, tensor<5x)" + it + R"(>
+          return %0, %1 : tensor<4x3x6x)" + t + R"(>, tensor<10x5x)" + t + R"(>
+        })",
+                         3,
+                         {{1, indexArray(dtype, {4, 3}, 10, 77)},
+                          {2, indexArray(dtype, {5}, 6, 78)}}),
+                0.0)
+          << t << " " << it;
+    }
+}
+
+TEST(CpuCodegen, ScatterAddKernels) {
+  // Few rows, many index positions: indices repeat.
+  for (std::string t : {"f32", "f64", "i32", "i64"}) {
+    EXPECT_EQ(maxError(R"(
+      func.func @f(%z: tensor<5x4x)" + t + R"(>, %ids: tensor<3x6xi64>, %u: tensor<3x6x4x)" + t + R"(>, %y: tensor<2x3x4x)" + t + R"(>, %cols: tensor<7xi32>, %v: tensor<2x7x4x)" + t + R"(>) -> (tensor<5x4x)" + t + R"(>, tensor<2x3x4x)" + t + R"(>) {
+        %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<5x4x)" + t + R"(>, tensor<3x6xi64>, tensor<3x6x4x)" + t + R"(>
+        %1 = genesis.scatter_add %y, %cols, %v axis 1 : tensor<2x3x4x)" + t + R"(>, tensor<7xi32>, tensor<2x7x4x)" + t + R"(>
+        return %0, %1 : tensor<5x4x)" + t + R"(>, tensor<2x3x4x)" + t + R"(>
+      })",
+                       5,
+                       {{1, indexArray(DType::I64, {3, 6}, 5, 91)},
+                        {4, indexArray(DType::I32, {7}, 3, 92)}}),
+              0.0)
+        << t;
+  }
+}
+
+TEST(CpuCodegen, ArgmaxKernels) {
+  for (std::string t : {"f32", "f64", "i32", "i64"})
+    EXPECT_EQ(maxError(R"(
+      func.func @f(%x: tensor<4x7x3x)" + t + R"(>) -> (tensor<7x3xi64>, tensor<4x1x3xi64>, tensor<4x7xi64>) {
+        %0 = genesis.argmax %x dim 0 : tensor<4x7x3x)" + t + R"(>
+        %1 = genesis.argmax %x dim 1 keepdim : tensor<4x7x3x)" + t + R"(>
+        %2 = genesis.argmax %x dim 2 : tensor<4x7x3x)" + t + R"(>
+        return %0, %1, %2 : tensor<7x3xi64>, tensor<4x1x3xi64>, tensor<4x7xi64>
+      })"),
+              0.0)
+        << t;
+  // Ties go to the first; NaN wins and stays.
+  HostArray x(DType::F32, {4, 5});
+  std::vector<double> values = {1, 3, 3, 2, 3,   NAN, 1, NAN, 5, 5,
+                                -1, -1, -1, -1, -1, 2, 7, NAN, 9, NAN};
+  for (int64_t i = 0; i < 20; ++i)
+    x.setDouble(i, values[i]);
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%x: tensor<4x5xf32>) -> (tensor<4xi64>, tensor<5xi64>) {
+      %0 = genesis.argmax %x dim 1 : tensor<4x5xf32>
+      %1 = genesis.argmax %x dim 0 : tensor<4x5xf32>
+      return %0, %1 : tensor<4xi64>, tensor<5xi64>
+    })",
+                     1, {{0, x}}),
+            0.0);
+}
+
+/// Runs the kernel of @f's only result on `inputs` (no evaluator).
+HostArray kernelResult(const std::string &ir, std::vector<HostArray> inputs) {
+  mlir::MLIRContext context;
+  context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+  EXPECT_TRUE(module);
+  auto function = module->lookupSymbol<mlir::func::FuncOp>("f");
+  mlir::PassManager pm(&context);
+  pm.addPass(genesis::createGenesisLowerCpu());
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  mlir::FailureOr<std::string> library = compileCpuKernels(*module);
+  EXPECT_TRUE(mlir::succeeded(library));
+  KernelLibrary kernels(*library);
+  mlir::Operation *op =
+      function.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
+  auto name = op->getAttrOfType<mlir::FlatSymbolRefAttr>("genesis.kernel");
+  auto tensor = mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+  HostArray out(dtypeOf(tensor.getElementType()),
+                std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()));
+  std::vector<void *> args;
+  for (HostArray &input : inputs)
+    args.push_back(input.data());
+  args.push_back(out.data());
+  kernels.kernel(name.getValue().str())(args.data());
+  return out;
+}
+
+TEST(CpuCodegen, TakeAndScatterAddClampIndicesOutOfRange) {
+  // The evaluator rejects such indices; the kernels clamp them into [0, n)
+  // and never read or write out of bounds.
+  HostArray table(DType::F32, {4, 3});
+  for (int64_t i = 0; i < 12; ++i)
+    table.setDouble(i, 0.5 * i - 2.75);
+  HostArray ids(DType::I64, {5}), clamped(DType::I64, {5});
+  std::vector<int64_t> raw = {-7, 0, 4, 1000000, 3};
+  for (int64_t i = 0; i < 5; ++i) {
+    ids.setInt(i, raw[i]);
+    clamped.setInt(i, std::clamp<int64_t>(raw[i], 0, 3));
+  }
+  HostArray updates(DType::F32, {5, 3});
+  for (int64_t i = 0; i < 15; ++i)
+    updates.setDouble(i, 0.25 * i - 1);
+  std::string take = R"(
+    func.func @f(%t: tensor<4x3xf32>, %ids: tensor<5xi64>) -> tensor<5x3xf32> {
+      %0 = genesis.take %t, %ids axis 0 : tensor<4x3xf32>, tensor<5xi64>
+      return %0 : tensor<5x3xf32>
+    })";
+  std::string scatter = R"(
+    func.func @f(%t: tensor<4x3xf32>, %ids: tensor<5xi64>, %u: tensor<5x3xf32>) -> tensor<4x3xf32> {
+      %0 = genesis.scatter_add %t, %ids, %u axis 0 : tensor<4x3xf32>, tensor<5xi64>, tensor<5x3xf32>
+      return %0 : tensor<4x3xf32>
+    })";
+  for (bool isTake : {true, false}) {
+    const std::string &ir = isTake ? take : scatter;
+    std::vector<HostArray> inputs = {table, ids};
+    std::vector<HostArray> reference = {table, clamped};
+    if (!isTake) {
+      inputs.push_back(updates);
+      reference.push_back(updates);
+    }
+    HostArray got = kernelResult(ir, inputs);
+    mlir::MLIRContext context;
+    context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+    HostArray want =
+        evaluate(module->lookupSymbol<mlir::func::FuncOp>("f"), reference)[0];
+    for (int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_EQ(got.getDouble(i), want.getDouble(i)) << (isTake ? "take " : "scatter ") << i;
+  }
+}
+
 } // namespace

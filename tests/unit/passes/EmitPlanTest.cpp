@@ -182,15 +182,82 @@ TEST(EmitPlan, MlpAdamWTrainStepMatchesEvaluator) {
   checkMlpAdamW(1e-3, 1e-5);
 }
 
+TEST(EmitPlan, MlpTrainStepIsIdenticalOnOneAndTwoThreads) {
+  Generator generator(7);
+  auto mlp = models::makeMlp(32, generator);
+  HostArray images(DType::F32, {16, 784});
+  HostArray labels(DType::I64, {16});
+  Generator data(11);
+  for (int64_t i = 0; i < images.numel(); ++i)
+    images.setDouble(i, data.uniform());
+  for (int64_t i = 0; i < labels.numel(); ++i)
+    labels.setInt(i, static_cast<int64_t>(data.uniform() * 10) % 10);
+  std::map<std::string, HostArray> batch = {{"images", images},
+                                            {"labels", labels}};
+  optim::AdamW adamw;
+  optim::TrainStep step = optim::compile_train_step(
+      *mlp,
+      [&](const std::map<std::string, Tensor> &b) {
+        return cross_entropy(mlp->forward(b.at("images")), b.at("labels"));
+      },
+      adamw, batch);
+  mlir::FailureOr<std::vector<uint8_t>> bytes =
+      compileCpuPlan(step.module(), {"train_step"});
+  ASSERT_TRUE(mlir::succeeded(bytes));
+  PlanFile planFile = PlanFile::fromBytes(bytes->data(), bytes->size(), "mlp");
+  // Some kernel launches are splittable, so two threads really split them.
+  int64_t widest = 0;
+  for (const plan::Step *s : *planFile.plan().functions()->Get(0)->steps())
+    if (auto *launch = s->kind_as_KernelLaunch())
+      widest = std::max(widest, launch->outer_extent());
+  EXPECT_GE(widest, 2);
+
+  std::string saved = getenv("GENESIS_NUM_THREADS")
+                          ? getenv("GENESIS_NUM_THREADS")
+                          : "";
+  // Split every splittable launch, however small.
+  setenv("GENESIS_MIN_SPLIT_BYTES", "0", 1);
+  std::vector<std::vector<HostArray>> results;
+  for (const char *threads : {"1", "2"}) {
+    setenv("GENESIS_NUM_THREADS", threads, 1);
+    Session session(planFile);
+    for (auto &[name, value] : mlp->state_dict())
+      session.bind(name, value);
+    for (const TensorInfo &info : session.tensors())
+      if (info.role == plan::Role::Lr)
+        session.bind(info.name,
+                     HostArray::fromValues<double>(info.dtype, {}, {adamw.lr}));
+    std::vector<HostArray> &result = results.emplace_back();
+    for (int s = 0; s < 3; ++s)
+      result.push_back(session.run("train_step", batch).at("loss"));
+    for (const TensorInfo &info : session.tensors())
+      if (info.role == plan::Role::Parameter ||
+          info.role == plan::Role::OptimizerState)
+        result.push_back(session.tensor(info.name));
+  }
+  unsetenv("GENESIS_MIN_SPLIT_BYTES");
+  if (saved.empty())
+    unsetenv("GENESIS_NUM_THREADS");
+  else
+    setenv("GENESIS_NUM_THREADS", saved.c_str(), 1);
+  ASSERT_EQ(results[0].size(), results[1].size());
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    const HostArray &one = results[0][i], &two = results[1][i];
+    ASSERT_EQ(one.typeString(), two.typeString());
+    for (int64_t e = 0; e < one.numel(); ++e)
+      ASSERT_EQ(one.getDouble(e), two.getDouble(e)) << "result " << i;
+  }
+}
+
 TEST(EmitPlan, OpWithoutCpuLoweringIsNamed) {
   std::string errors = compileErrors(R"(
     func.func @f(%a: tensor<2x3xf32> {genesis.name = "a", genesis.role = "input"})
-        -> (tensor<3x2xf32> {genesis.name = "out"}) {
-      %0 = genesis.transpose %a, [1, 0] : tensor<2x3xf32> loc("model.cpp":42:3)
-      return %0 : tensor<3x2xf32>
+        -> (tensor<f32> {genesis.name = "out"}) {
+      %0 = genesis.global_norm %a : tensor<2x3xf32> loc("model.cpp":42:3)
+      return %0 : tensor<f32>
     })");
   EXPECT_NE(
-      errors.find("no CPU lowering for 'genesis.transpose' at model.cpp:42"),
+      errors.find("no CPU lowering for 'genesis.global_norm' at model.cpp:42"),
       std::string::npos)
       << errors;
 }

@@ -397,6 +397,14 @@ TEST(PlanFileTest, SemanticErrorsNameTheField) {
          p.builder.addKernelLaunch(p.forward, {0, "", {}});
        },
        "functions[0] 'forward'.steps[4].symbol: symbol is empty"},
+      {"outer extent below one",
+       [](ValidPlan &p) {
+         KernelLaunchDesc launch{0, "add_f32", {p.x}};
+         launch.outerExtent = 0;
+         p.builder.addKernelLaunch(p.forward, launch);
+       },
+       "functions[0] 'forward'.steps[4].outer_extent: outer extent 0 is not "
+       "positive"},
       {"kernel argument out of range",
        [](ValidPlan &p) {
          p.builder.addKernelLaunch(p.forward, {0, "k", {p.x, 12}}, "m.cpp:3");

@@ -5,7 +5,10 @@
 #include "runtime/Random.h"
 #include "runtime/Session.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 
 using namespace genesis;
 using namespace genesis::test;
@@ -91,6 +94,139 @@ TEST(SessionTest, OneKernelLaunchedByTwoSteps) {
   inputs.emplace("x", f32({3}, {1, 2, 3}));
   EXPECT_EQ(valuesOf(session.run("f", std::move(inputs)).at("y")),
             (std::vector<double>{3, 6, 9}));
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      saved_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved_)
+      setenv(name_, saved_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> saved_;
+};
+
+/// `threads` threads, splitting even the tests' tiny launches.
+struct ScopedThreadCount {
+  explicit ScopedThreadCount(int threads)
+      : threads_("GENESIS_NUM_THREADS", std::to_string(threads)),
+        bytes_("GENESIS_MIN_SPLIT_BYTES", "0") {}
+  ScopedEnv threads_;
+  ScopedEnv bytes_;
+};
+
+/// f(x, y) -> (sum, starts): add_f32 and chunk_starts over n elements, both
+/// launched with outer extent n.
+PlanFile splitPlan(int64_t n) {
+  PlanBuilder builder(testHeader());
+  uint32_t x = builder.addTensor("x", DType::F32, {n}, plan::Role::Input);
+  uint32_t y = builder.addTensor("y", DType::F32, {n}, plan::Role::Input);
+  uint32_t count = builder.addTemporary("count", DType::I64, {}, 0);
+  uint32_t sum = builder.addTensor("sum", DType::F32, {n}, plan::Role::Output);
+  uint32_t starts =
+      builder.addTensor("starts", DType::I64, {n}, plan::Role::Output);
+  builder.setArena(64);
+  uint32_t image =
+      builder.addImage(plan::ImageFormat::ElfSharedObject, testKernelImage());
+  uint32_t f = builder.addFunction("f", {x, y}, {sum, starts});
+  builder.addFill(f, count, double(n));
+  KernelLaunchDesc add{image, "add_f32", {x, y, sum, count}};
+  add.outerExtent = n;
+  builder.addKernelLaunch(f, add);
+  KernelLaunchDesc mark{image, "chunk_starts", {starts, count}};
+  mark.outerExtent = n;
+  builder.addKernelLaunch(f, mark);
+  return planOf(builder);
+}
+
+TEST(SessionTest, SplitLaunchesMatchTheSingleThreadedRun) {
+  for (int threads : {1, 2, 3})
+    for (int64_t n = 1; n <= 7; ++n) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + ", extent " +
+                   std::to_string(n));
+      ScopedThreadCount scope(threads);
+      Session session(splitPlan(n));
+      std::vector<float> x, y;
+      std::vector<double> expected;
+      for (int64_t i = 0; i < n; ++i) {
+        x.push_back(float(i + 1));
+        y.push_back(float(10 * (i + 1)));
+        expected.push_back(11.0 * (i + 1));
+      }
+      // Twice: the pool is reused between launches and runs.
+      for (int run = 0; run < 2; ++run) {
+        Arrays inputs;
+        inputs.emplace("x", f32({n}, x));
+        inputs.emplace("y", f32({n}, y));
+        Arrays outputs = session.run("f", std::move(inputs));
+        EXPECT_EQ(valuesOf(outputs.at("sum")), expected);
+        // Without splitting chunk_starts writes 0 everywhere; split, each
+        // element holds the start of the contiguous chunk that ran it.
+        int64_t chunks = std::min<int64_t>(threads, n);
+        std::vector<double> starts;
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t chunk = 0;
+          while (chunk + 1 < chunks && (chunk + 1) * n / chunks <= i)
+            ++chunk;
+          starts.push_back(double(chunks == 1 ? 0 : chunk * n / chunks));
+        }
+        EXPECT_EQ(valuesOf(outputs.at("starts")), starts);
+      }
+    }
+}
+
+TEST(SessionTest, KernelsWithoutARangeSymbolRunWhole) {
+  ScopedThreadCount scope(3);
+  PlanBuilder withExtent(testHeader());
+  // sgd_f32 has no _range symbol, so its outer extent cannot split it.
+  uint32_t w = withExtent.addTensor("w", DType::F32, {4}, plan::Role::Input);
+  uint32_t g = withExtent.addTensor("g", DType::F32, {4}, plan::Role::Input);
+  uint32_t lr = withExtent.addTemporary("lr", DType::F32, {}, 0);
+  uint32_t count = withExtent.addTemporary("count", DType::I64, {}, 64);
+  withExtent.setArena(128);
+  uint32_t image = withExtent.addImage(plan::ImageFormat::ElfSharedObject,
+                                       testKernelImage());
+  uint32_t f = withExtent.addFunction("f", {w, g}, {w});
+  withExtent.addFill(f, lr, 0.5);
+  withExtent.addFill(f, count, 4);
+  KernelLaunchDesc sgd{image, "sgd_f32", {w, g, lr, count}};
+  sgd.outerExtent = 4;
+  withExtent.addKernelLaunch(f, sgd);
+  Session session(planOf(withExtent));
+  Arrays inputs;
+  inputs.emplace("w", f32({4}, {1, 2, 3, 4}));
+  inputs.emplace("g", f32({4}, {2, 2, 2, 2}));
+  EXPECT_EQ(valuesOf(session.run("f", std::move(inputs)).at("w")),
+            (std::vector<double>{0, 1, 2, 3}));
+}
+
+TEST(SessionTest, SmallLaunchesRunOnTheCallingThread) {
+  // Below GENESIS_MIN_SPLIT_BYTES (by default 512 KiB) nothing splits.
+  ScopedEnv threads("GENESIS_NUM_THREADS", "3");
+  ScopedEnv bytes("GENESIS_MIN_SPLIT_BYTES", "1000");
+  Session session(splitPlan(6));
+  Arrays inputs;
+  inputs.emplace("x", f32({6}, {1, 2, 3, 4, 5, 6}));
+  inputs.emplace("y", f32({6}, {1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(valuesOf(session.run("f", std::move(inputs)).at("starts")),
+            (std::vector<double>(6, 0)));
+}
+
+TEST(SessionTest, BadThreadCountIsAnErrorAtCreation) {
+  ScopedThreadCount scope(0);
+  PlanFile planFile = planOf(addPlan());
+  EXPECT_TRUE(contains(errorFrom([&] { Session session(planFile); }),
+                       "GENESIS_NUM_THREADS is '0', not a thread count"));
 }
 
 TEST(SessionTest, MissingSymbolIsAnErrorAtCreation) {

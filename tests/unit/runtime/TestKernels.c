@@ -15,6 +15,31 @@ void add_f32(void **args) {
     out[i] = a[i] + b[i];
 }
 
+/* add_f32 over elements [begin, end) only: its outer loop split for the
+ * session's thread pool. */
+void add_f32_range(void **args, int64_t begin, int64_t end) {
+  const float *a = args[0];
+  const float *b = args[1];
+  float *out = args[2];
+  for (int64_t i = begin; i < end; ++i)
+    out[i] = a[i] + b[i];
+}
+
+/* out[i] = 0 over count elements; args: out (i64), count (i64[]). */
+void chunk_starts(void **args) {
+  int64_t *out = args[0];
+  int64_t count = *(const int64_t *)args[1];
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = 0;
+}
+
+/* out[i] = begin over [begin, end): which chunk ran each element. */
+void chunk_starts_range(void **args, int64_t begin, int64_t end) {
+  int64_t *out = args[0];
+  for (int64_t i = begin; i < end; ++i)
+    out[i] = begin;
+}
+
 /* w -= lr * grad in place; args: w, grad (f32), lr (f32[]), count (i64[]). */
 void sgd_f32(void **args) {
   float *w = args[0];
