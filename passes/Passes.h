@@ -101,7 +101,16 @@ mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
 /// diagnostic naming the op and its location for anything without a CPU
 /// lowering, and for rng_seed arguments (dropout is not supported yet).
 mlir::FailureOr<std::vector<uint8_t>>
-compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions);
+compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
+               bool timing = false);
+
+/// The IR stages of compileCpuPlan, in place: keeps only `functions` (and
+/// what they call), adds one to their step arguments, runs canonicalize, CSE
+/// and genesis-fuse, then genesis-lower-cpu. With `timing`, each pass
+/// manager prints its per-pass times to stderr.
+mlir::LogicalResult lowerForCpu(mlir::ModuleOp module,
+                                llvm::ArrayRef<std::string> functions,
+                                bool timing = false);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

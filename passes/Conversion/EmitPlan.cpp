@@ -523,9 +523,44 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
 
 } // namespace
 
-FailureOr<std::vector<uint8_t>>
-compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions) {
+LogicalResult lowerForCpu(ModuleOp module, llvm::ArrayRef<std::string> functions,
+                          bool timing) {
   MLIRContext *context = module.getContext();
+  for (const std::string &name : functions) {
+    auto function = module.lookupSymbol<func::FuncOp>(name);
+    if (!function || function.isExternal())
+      return module.emitError("compileCpuPlan: no function @") << name;
+  }
+  // Only the named functions are compiled.
+  for (auto function :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (!llvm::is_contained(functions, function.getSymName().str()) &&
+        SymbolTable::symbolKnownUseEmpty(function, module))
+      function.erase();
+  for (const std::string &name : functions)
+    rewriteStepArguments(module.lookupSymbol<func::FuncOp>(name));
+
+  PassManager pm(context);
+  if (timing)
+    pm.enableTiming();
+  OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  functionPm.addPass(createCanonicalizerPass());
+  functionPm.addPass(createCSEPass());
+  functionPm.addPass(createGenesisFuse());
+  if (failed(pm.run(module)))
+    return failure();
+  for (const std::string &name : functions)
+    splitMixedShapeFusions(module.lookupSymbol<func::FuncOp>(name));
+  PassManager lower(context);
+  if (timing)
+    lower.enableTiming();
+  lower.addPass(createGenesisLowerCpu());
+  return lower.run(module);
+}
+
+FailureOr<std::vector<uint8_t>>
+compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
+               bool timing) {
   std::string printed;
   {
     llvm::raw_string_ostream os(printed);
@@ -534,37 +569,11 @@ compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions) {
   Sha256::Digest digest = Sha256::digest(printed.data(), printed.size());
 
   OwningOpRef<ModuleOp> clone = module.clone();
+  if (failed(lowerForCpu(*clone, functions, timing)))
+    return failure();
   std::vector<func::FuncOp> targets;
-  for (const std::string &name : functions) {
-    auto function = clone->lookupSymbol<func::FuncOp>(name);
-    if (!function || function.isExternal()) {
-      module.emitError("compileCpuPlan: no function @") << name;
-      return failure();
-    }
-    targets.push_back(function);
-  }
-  // Only the named functions are compiled.
-  for (auto function :
-       llvm::make_early_inc_range(clone->getOps<func::FuncOp>()))
-    if (!llvm::is_contained(functions, function.getSymName().str()) &&
-        SymbolTable::symbolKnownUseEmpty(function, *clone))
-      function.erase();
-  for (func::FuncOp function : targets)
-    rewriteStepArguments(function);
-
-  PassManager pm(context);
-  OpPassManager &functionPm = pm.nest<func::FuncOp>();
-  functionPm.addPass(createCanonicalizerPass());
-  functionPm.addPass(createCSEPass());
-  functionPm.addPass(createGenesisFuse());
-  if (failed(pm.run(*clone)))
-    return failure();
-  for (func::FuncOp function : targets)
-    splitMixedShapeFusions(function);
-  PassManager lower(context);
-  lower.addPass(createGenesisLowerCpu());
-  if (failed(lower.run(*clone)))
-    return failure();
+  for (const std::string &name : functions)
+    targets.push_back(clone->lookupSymbol<func::FuncOp>(name));
 
   std::vector<MemoryPlan> plans;
   int64_t arena = 0;
