@@ -11,6 +11,7 @@
 
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/Utils/DTypes.h"
 #include "runtime/Philox.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -26,20 +27,8 @@ using namespace mlir;
 namespace genesis {
 
 DType dtypeOf(Type elementType) {
-  if (elementType.isF32())
-    return DType::F32;
-  if (elementType.isF16())
-    return DType::F16;
-  if (elementType.isBF16())
-    return DType::BF16;
-  if (elementType.isF64())
-    return DType::F64;
-  if (elementType.isInteger(1))
-    return DType::I1;
-  if (elementType.isInteger(32))
-    return DType::I32;
-  if (elementType.isInteger(64))
-    return DType::I64;
+  if (std::optional<DType> dtype = toDType(elementType))
+    return *dtype;
   std::string name;
   llvm::raw_string_ostream os(name);
   os << elementType;

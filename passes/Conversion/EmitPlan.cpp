@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/Utils/DTypes.h"
 #include "runtime/PlanFile.h"
 #include "runtime/Sha256.h"
 
@@ -27,20 +28,8 @@ namespace genesis {
 namespace {
 
 FailureOr<DType> dtypeFor(Operation *where, Type elementType) {
-  if (elementType.isF32())
-    return DType::F32;
-  if (elementType.isF16())
-    return DType::F16;
-  if (elementType.isBF16())
-    return DType::BF16;
-  if (elementType.isF64())
-    return DType::F64;
-  if (elementType.isInteger(1))
-    return DType::I1;
-  if (elementType.isInteger(32))
-    return DType::I32;
-  if (elementType.isInteger(64))
-    return DType::I64;
+  if (std::optional<DType> dtype = toDType(elementType))
+    return *dtype;
   where->emitError("compileCpuPlan: unsupported element type ") << elementType;
   return failure();
 }
