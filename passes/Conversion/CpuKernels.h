@@ -48,7 +48,7 @@ int64_t dataKernelOuterExtent(mlir::Operation *op);
 mlir::LogicalResult emitDataKernel(mlir::Operation *op, mlir::func::FuncOp kernel);
 
 /// Row ops outside fusions (CpuRowKernels.cpp): layer_norm, rms_norm, rope,
-/// attention, attention_grad (f32/f64).
+/// attention, attention_grad, global_norm (f32/f64).
 bool hasRowKernel(mlir::Operation *op);
 /// The extent of the outermost loop of such an op's kernel.
 int64_t rowKernelOuterExtent(mlir::Operation *op);

@@ -1,6 +1,7 @@
 //===- CpuRowKernels.cpp - CPU kernels of the transformer row ops ---------===//
 //
-// layer_norm, rms_norm, rope, attention and attention_grad outside fusions.
+// layer_norm, rms_norm, rope, attention, attention_grad and global_norm
+// outside fusions.
 // Like the other op kernels they compute in f64 and round once per stored
 // value, following the reference evaluator's order of operations (so the
 // only differences come from exp).
@@ -10,6 +11,7 @@
 //     operand is one row, extent 1);
 //   rope: the first dimension;
 //   attention: batch * query heads (one (b, h) slice per iteration);
+//   global_norm: 1 (one f64 sum over every element of every input);
 //   attention_grad: batch, because key_grad and value_grad sum over the
 //     query heads of a group. Its f64 scratch (O(group * S + T) doubles) is
 //     allocated on the heap once per call.
@@ -26,6 +28,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 
@@ -467,13 +470,62 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, func::FuncOp kernel) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// global_norm
+//===----------------------------------------------------------------------===//
+
+/// Sum in f64 of x^2 over every element of every input, in operand order and
+/// row-major element order (as the evaluator), then one sqrt and one
+/// rounding. A single iteration of the outer range does all the work.
+LogicalResult emitGlobalNorm(GlobalNormOp op, func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = op->getLoc();
+  auto args = entry.getArguments();
+  unsigned numInputs = op.getInputs().size();
+  Value out = args[numInputs];
+  Value begin = args[args.size() - 2], end = args[args.size() - 1];
+  loop(b, loc, begin, end, ValueRange(), [&](OpBuilder &ob, Value, ValueRange) {
+    Emit o{ob, loc};
+    Value sum = o.c(0.0);
+    for (unsigned i = 0; i < numInputs; ++i) {
+      Value x = args[i];
+      ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
+      SmallVector<Value> index;
+      std::function<Value(OpBuilder &, unsigned, Value)> level =
+          [&](OpBuilder &lb, unsigned d, Value acc) -> Value {
+        Emit g{lb, loc};
+        if (d == shape.size()) {
+          Value v = g.load(x, index);
+          return g.add(acc, g.mul(v, v));
+        }
+        return loop(lb, loc, shape[d], ValueRange{acc},
+                    [&](OpBuilder &inner, Value iv, ValueRange carried) {
+                      index.push_back(iv);
+                      Value next = level(inner, d + 1, carried[0]);
+                      index.pop_back();
+                      return SmallVector<Value>{next};
+                    })[0];
+      };
+      sum = level(ob, 0, sum);
+    }
+    o.store(o.sqrt(sum), out, ValueRange());
+    return SmallVector<Value>();
+  });
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
 } // namespace
 
 bool hasRowKernel(Operation *op) {
-  return isa<LayerNormOp, RmsNormOp, RopeOp, AttentionOp, AttentionGradOp>(op);
+  return isa<LayerNormOp, RmsNormOp, RopeOp, AttentionOp, AttentionGradOp,
+             GlobalNormOp>(op);
 }
 
 int64_t rowKernelOuterExtent(Operation *op) {
+  if (isa<GlobalNormOp>(op))
+    return 1;
   auto first = cast<RankedTensorType>(op->getOperand(0).getType());
   if (isa<LayerNormOp, RmsNormOp>(op))
     return first.getRank() >= 2 ? first.getDimSize(0) : 1;
@@ -501,6 +553,7 @@ LogicalResult emitRowKernel(Operation *op, func::FuncOp kernel) {
       .Case([&](RopeOp o) { return emitRope(o, kernel); })
       .Case([&](AttentionOp o) { return emitAttention(o, kernel); })
       .Case([&](AttentionGradOp o) { return emitAttentionGrad(o, kernel); })
+      .Case([&](GlobalNormOp o) { return emitGlobalNorm(o, kernel); })
       .Default([&](Operation *) { return failure(); });
 }
 

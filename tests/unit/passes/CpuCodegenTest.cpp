@@ -668,4 +668,25 @@ TEST(CpuCodegen, TakeAndScatterAddClampIndicesOutOfRange) {
   }
 }
 
+// global_norm: one f64 sum of squares in the evaluator's order, one sqrt and
+// one rounding, so it agrees exactly (f32 inputs give f32, any f64 gives f64).
+TEST(CpuCodegen, GlobalNorm) {
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%a: tensor<3x5xf32>, %b: tensor<7xf32>, %c: tensor<f32>,
+                 %d: tensor<2x3x4xf32>) -> tensor<f32> {
+      %0 = genesis.global_norm %a, %b, %c, %d : tensor<3x5xf32>, tensor<7xf32>, tensor<f32>, tensor<2x3x4xf32>
+      return %0 : tensor<f32>
+    })",
+                     51),
+            0.0);
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%a: tensor<4x6xf64>, %b: tensor<9xf32>) -> (tensor<f64>, tensor<f64>) {
+      %0 = genesis.global_norm %a, %b : tensor<4x6xf64>, tensor<9xf32>
+      %1 = genesis.global_norm %a : tensor<4x6xf64>
+      return %0, %1 : tensor<f64>, tensor<f64>
+    })",
+                     52),
+            0.0);
+}
+
 } // namespace
