@@ -89,40 +89,7 @@ bool hasOpKernel(Operation *op) {
 
 namespace {
 
-/// f64 arithmetic inside a kernel.
-struct F64 {
-  OpBuilder &b;
-  Location loc;
-  Type f64 = b.getF64Type();
-
-  Value c(double v) {
-    return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
-  }
-  Value widen(Value v) {
-    return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
-  }
-  Value narrow(Value v, Type to) {
-    return to == f64 ? v : arith::TruncFOp::create(b, loc, to, v);
-  }
-  /// `v` rounded to `to` and widened back: a value as the evaluator stores it.
-  Value roundTo(Value v, Type to) { return widen(narrow(v, to)); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaximumFOp::create(b, loc, x, y); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value log(Value x) { return math::LogOp::create(b, loc, x); }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
-  Value load(Value memref, ValueRange index) {
-    return widen(memref::LoadOp::create(b, loc, memref, index));
-  }
-  void store(Value v, Value memref, ValueRange index) {
-    Type element = cast<MemRefType>(memref.getType()).getElementType();
-    memref::StoreOp::create(b, loc, narrow(v, element), memref, index);
-  }
-};
+using F64 = KernelMath;
 
 bool floatOnly(Operation *op) {
   for (Type type : op->getOperandTypes())

@@ -36,54 +36,7 @@ namespace genesis::cpu {
 
 namespace {
 
-/// f64 and index arithmetic inside a kernel.
-struct Emit {
-  OpBuilder &b;
-  Location loc;
-  Type f64 = b.getF64Type();
-
-  Value c(double v) {
-    return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
-  }
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value widen(Value v) {
-    return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
-  }
-  Value narrow(Value v, Type to) {
-    return to == f64 ? v : arith::TruncFOp::create(b, loc, to, v);
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-  Value fcmp(arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
-  }
-  Value icmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-  /// std::max(acc, x) = acc < x ? x : acc (a NaN x is skipped, as there).
-  Value stdMax(Value acc, Value x) {
-    return select(fcmp(arith::CmpFPredicate::OLT, acc, x), x, acc);
-  }
-  Value iadd(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value imul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value idiv(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
-  Value irem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
-  Value load(Value memref, ValueRange index) {
-    return widen(memref::LoadOp::create(b, loc, memref, index));
-  }
-  void store(Value v, Value memref, ValueRange index) {
-    Type element = cast<MemRefType>(memref.getType()).getElementType();
-    memref::StoreOp::create(b, loc, narrow(v, element), memref, index);
-  }
-};
+using Emit = KernelMath;
 
 using LoopBody =
     function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>;
