@@ -97,9 +97,13 @@ mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
 /// plans and the steps of every function, and returns the file's bytes (see
 /// runtime/PlanFile.h). Arguments become tensors shared by genesis.name;
 /// results named like an argument update it in place. A `step` argument is
-/// fed the completed steps by the runtime, so the plan adds one. Emits a
-/// diagnostic naming the op and its location for anything without a CPU
-/// lowering, and for rng_seed arguments (dropout is not supported yet).
+/// fed the completed steps by the runtime, so the plan adds one. An rng_seed
+/// argument (tensor<i64>) becomes the session-fed i64[2] (seed, offset)
+/// tensor that the dropout kernels read; each function's rng_offset_advance
+/// is the largest `offset + numel` of its dropout ops. all_reduce is the
+/// identity in a single-process plan: a Copy step (a multi-rank runtime will
+/// replace it). Emits a diagnostic naming the op and its location for
+/// anything without a CPU lowering.
 mlir::FailureOr<std::vector<uint8_t>>
 compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
                bool timing = false);

@@ -2,9 +2,10 @@
 //
 // The optimizer updates (elementwise over a parameter, several results) and
 // the row-wise compound ops the training step needs (softmax, log_softmax,
-// cross_entropy and its gradient) get a kernel each. They compute in f64 and
-// round once per stored value, following the reference evaluator's order of
-// operations, so they agree with it to the last f32 bit in most elements.
+// cross_entropy and its gradient) and dropout (Philox-4x32-10) get a kernel
+// each. They compute in f64 and round once per stored value, following the
+// reference evaluator's order of operations, so they agree with it to the
+// last f32 bit in most elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +84,8 @@ LogicalResult buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 
 bool hasOpKernel(Operation *op) {
   return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp,
-             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp>(op) ||
+             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp,
+             DropoutOp>(op) ||
          hasDataKernel(op) || hasRowKernel(op);
 }
 
@@ -391,10 +393,99 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
   return success();
 }
 
+/// Inverted dropout. The seed argument is the plan's rng_seed tensor,
+/// i64[2] = (key, offset); element i (row-major) draws Philox-4x32-10 with
+/// that key at counter offset + the op's offset + i (runtime/Philox.h),
+/// u = (word0 >> 8) * 2^-24, and is kept, scaled by 1 / (1 - p), iff
+/// u >= p -- as the evaluator does, so the masks agree exactly.
+LogicalResult emitDropout(DropoutOp op, func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = op->getLoc();
+  F64 f{b, loc};
+  auto args = entry.getArguments();
+  Value x = args[0], seed = args[1], out = args[2];
+  auto shape = cast<RankedTensorType>(op.getOperand().getType()).getShape();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto c32 = [&](OpBuilder &ob, uint32_t v) -> Value {
+    return arith::ConstantOp::create(ob, loc, i32,
+                                     ob.getIntegerAttr(i32, static_cast<int64_t>(v)));
+  };
+  Value key = memref::LoadOp::create(b, loc, seed, ValueRange{f.idx(0)});
+  Value base = memref::LoadOp::create(b, loc, seed, ValueRange{f.idx(1)});
+  base = arith::AddIOp::create(
+      b, loc, base,
+      arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, op.getOffset())));
+  Value c64v32 = arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, 32));
+  Value key0 = arith::TruncIOp::create(b, loc, i32, key);
+  Value key1 = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, key, c64v32));
+  double p = op.getProbability().convertToDouble();
+  Value probability = f.c(p), scale = f.c(1.0 - p), zero = f.c(0.0);
+  Value ulp = f.c(0x1.0p-24);
+  Value begin = args[3], end = args[4];
+  LogicalResult built = buildLoopNest(
+      b, loc, shape, begin, end, [&](OpBuilder &ib, ValueRange index) {
+        F64 g{ib, loc};
+        Value flat = g.idx(0);
+        for (auto [d, i] : llvm::enumerate(index))
+          flat = g.iadd(g.imul(flat, g.idx(shape[d])), i);
+        Value counter = arith::AddIOp::create(
+            ib, loc, base, arith::IndexCastUIOp::create(ib, loc, i64, flat));
+        Value c0 = arith::TruncIOp::create(ib, loc, i32, counter);
+        Value c1 = arith::TruncIOp::create(
+            ib, loc, i32, arith::ShRUIOp::create(ib, loc, counter, c64v32));
+        Value c2 = c32(ib, 0), c3 = c32(ib, 0);
+        Value k0 = key0, k1 = key1;
+        Value mul0 = c32(ib, 0xD2511F53u), mul1 = c32(ib, 0xCD9E8D57u);
+        Value weyl0 = c32(ib, 0x9E3779B9u), weyl1 = c32(ib, 0xBB67AE85u);
+        auto xorOf = [&](Value a, Value bb, Value c) -> Value {
+          return arith::XOrIOp::create(
+              ib, loc, arith::XOrIOp::create(ib, loc, a, bb), c);
+        };
+        for (int round = 0; round < 10; ++round) {
+          auto p0 = arith::MulUIExtendedOp::create(ib, loc, mul0, c0);
+          auto p1 = arith::MulUIExtendedOp::create(ib, loc, mul1, c2);
+          Value n0 = xorOf(p1.getHigh(), c1, k0);
+          Value n1 = p1.getLow();
+          Value n2 = xorOf(p0.getHigh(), c3, k1);
+          Value n3 = p0.getLow();
+          c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+          k0 = arith::AddIOp::create(ib, loc, k0, weyl0);
+          k1 = arith::AddIOp::create(ib, loc, k1, weyl1);
+        }
+        Value bits = arith::ShRUIOp::create(ib, loc, c0, c32(ib, 8));
+        Value u = g.mul(arith::UIToFPOp::create(ib, loc, g.f64, bits), ulp);
+        Value keep = g.fcmp(arith::CmpFPredicate::OGE, u, probability);
+        Value kept = g.div(g.load(x, index), scale);
+        g.store(g.select(keep, kept, zero), out, index);
+        return success();
+      });
+  func::ReturnOp::create(b, loc);
+  return built;
+}
+
 } // namespace
 
 FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
                                      OpBuilder &moduleBuilder) {
+  if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    auto type = cast<RankedTensorType>(dropout.getOperand().getType());
+    if (!type.getElementType().isF32() && !type.getElementType().isF64())
+      return op->emitError("genesis-lower-cpu: 'genesis.dropout' is supported "
+                           "on f32 and f64 only");
+    // The seed is the plan's rng_seed tensor, i64[2] = (seed, offset).
+    SmallVector<Type> inputs = {
+        type, RankedTensorType::get({2}, moduleBuilder.getI64Type())};
+    func::FuncOp kernel = createKernel(
+        moduleBuilder, op->getLoc(), name, inputs, op->getResultTypes(),
+        type.getRank() ? type.getDimSize(0) : 1);
+    if (failed(emitDropout(dropout, kernel))) {
+      kernel.erase();
+      return failure();
+    }
+    return kernel;
+  }
   if (hasDataKernel(op)) {
     func::FuncOp kernel =
         createKernel(moduleBuilder, op->getLoc(), name, op->getOperandTypes(),

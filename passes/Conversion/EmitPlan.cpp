@@ -3,6 +3,11 @@
 // compileCpuPlan: genesis IR -> fused -> CPU kernels + memory plan -> the
 // steps of a plan file (runtime/Plan.fbs) that a Session runs.
 //
+// The rng_seed argument (tensor<i64> in the IR) is the session-fed i64[2]
+// tensor (seed, offset) of the plan; the dropout kernels read both words.
+// all_reduce is the identity in a single-process CPU plan and becomes a Copy
+// step; a multi-rank runtime will replace it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -63,10 +68,8 @@ FailureOr<plan::Role> roleFor(Operation *where, StringRef role) {
     return plan::Role::Step;
   if (role == "buffer")
     return plan::Role::Buffer;
-  if (role == "rng_seed") {
-    where->emitError("dropout is not supported on the CPU yet");
-    return failure();
-  }
+  if (role == "rng_seed")
+    return plan::Role::RngSeed;
   where->emitError("compileCpuPlan: unknown genesis.role '") << role << "'";
   return failure();
 }
@@ -256,6 +259,13 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     FailureOr<plan::Role> planRole = roleFor(function, role.getValue());
     if (failed(planRole))
       return failure();
+    if (*planRole == plan::Role::RngSeed) {
+      // The runtime feeds (seed, offset) as i64[2].
+      if (type.getRank() != 0 || !type.getElementType().isInteger(64))
+        return function.emitError("compileCpuPlan: the rng_seed argument '")
+               << name.getValue() << "' must be a tensor<i64>";
+      type = RankedTensorType::get({2}, type.getElementType());
+    }
     FailureOr<uint32_t> index = external(function, name.str(), type, *planRole);
     if (failed(index))
       return failure();
@@ -333,8 +343,32 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     addUnique(outputs, dst);
   }
 
-  uint32_t functionIndex =
-      builder_.addFunction(fname, inputs, outputs, fname == "train_step");
+  // The Philox counters one run draws: every dropout op uses
+  // [offset, offset + numel) past the session's offset.
+  uint64_t rngOffsetAdvance = 0;
+  WalkResult seeds = function.walk([&](DropoutOp dropout) {
+    auto seed = dyn_cast<BlockArgument>(dropout.getSeed());
+    auto role = seed && seed.getOwner() == &body
+                    ? function.getArgAttrOfType<StringAttr>(seed.getArgNumber(),
+                                                            "genesis.role")
+                    : StringAttr();
+    if (!role || role.getValue() != "rng_seed") {
+      dropout.emitError("compileCpuPlan: the seed of 'genesis.dropout' at ")
+          << describeLocation(dropout.getLoc())
+          << " must be the function's rng_seed argument";
+      return WalkResult::interrupt();
+    }
+    auto type = cast<RankedTensorType>(dropout.getOperand().getType());
+    rngOffsetAdvance =
+        std::max(rngOffsetAdvance,
+                 static_cast<uint64_t>(dropout.getOffset()) +
+                     static_cast<uint64_t>(numel(type.getShape())));
+    return WalkResult::advance();
+  });
+  if (seeds.wasInterrupted())
+    return failure();
+  uint32_t functionIndex = builder_.addFunction(
+      fname, inputs, outputs, fname == "train_step", rngOffsetAdvance);
 
   int64_t temporaryCount = 0;
   auto newTemporary = [&](Value value, int64_t offset) -> FailureOr<uint32_t> {
@@ -464,6 +498,19 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
                             "non-splat 'genesis.constant' at ")
                << location;
       // Materialised (Fill) where a step first needs it.
+      continue;
+    }
+    if (auto allReduce = dyn_cast<AllReduceOp>(op)) {
+      // One process, one rank: the identity.
+      FailureOr<uint32_t> src = tensorFor(allReduce.getOperand());
+      FailureOr<uint32_t> dst = tensorFor(allReduce.getResult());
+      if (failed(src) || failed(dst))
+        return failure();
+      if (*src != *dst)
+        builder_.addCopy(
+            functionIndex, *src, *dst,
+            bytesOf(cast<RankedTensorType>(allReduce.getResult().getType())),
+            location);
       continue;
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {

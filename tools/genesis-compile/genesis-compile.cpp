@@ -3,8 +3,16 @@
 // Compiles functions of a genesis module (a traced model, e.g. after
 // genesis-autodiff and genesis-train-step) for a target: `--emit=mlir` prints
 // the lowered module (fusions and their kernels), `--emit=plan` writes a
-// .gplan file for the runtime (genesis-run, or the C++ Session). Errors are
-// one "genesis-compile: error: ..." line naming the op and its source line.
+// .gplan file for the runtime (genesis-run, or the C++ Session), and
+// `--emit=exe` a standalone executable: genesis-run's command line (library
+// GenesisRunTool) with the plan built in. Errors are one
+// "genesis-compile: error: ..." line naming the op and its source line.
+//
+// An exe is the plan written to a temporary directory, an assembler file that
+// `.incbin`s it (fast for any plan size, unlike a C array), and a one-line
+// main calling genesis::runEmbeddedPlanTool, compiled and linked by the
+// system `c++` against the static GenesisRunTool and GenesisRuntime libraries
+// and OpenBLAS (paths from the build: ExeConfig.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +24,13 @@
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include "ExeConfig.h"
 
 #include <chrono>
 #include <iostream>
@@ -32,17 +46,128 @@ static llvm::cl::opt<std::string>
            llvm::cl::desc("Target: cpu (cuda is not built yet)"));
 static llvm::cl::opt<std::string>
     emit("emit", llvm::cl::init("plan"),
-         llvm::cl::desc("What to write: mlir (the lowered module) or plan"));
+         llvm::cl::desc("What to write: mlir (the lowered module), plan, "
+                        "or exe (a standalone executable running the plan)"));
 static llvm::cl::list<std::string>
     functions("function", llvm::cl::desc("Function to compile (repeatable; "
                                          "default: every function)"));
 static llvm::cl::opt<std::string>
     outputFile("o", llvm::cl::init(""),
                llvm::cl::desc("Output file (default: stdout for mlir, "
-                              "<input>.gplan for a plan)"));
+                              "<input>.gplan for a plan, <input> without "
+                              "its extension for an exe)"));
 static llvm::cl::opt<bool>
     timing("timing", llvm::cl::init(false),
            llvm::cl::desc("Print per-pass times to stderr"));
+
+namespace {
+
+/// Removes a temporary directory and the files in it when it goes.
+struct TempDir {
+  llvm::SmallString<128> path;
+  std::vector<std::string> files;
+  ~TempDir() {
+    for (const std::string &file : files)
+      llvm::sys::fs::remove(file);
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+  std::string add(llvm::StringRef name) {
+    llvm::SmallString<128> file(path);
+    llvm::sys::path::append(file, name);
+    files.push_back(std::string(file));
+    return files.back();
+  }
+};
+
+void writeText(const std::string &path, const std::string &text) {
+  writeFileAtomically(path, text.data(), text.size());
+}
+
+/// The first line of `path` that names an error (the linker's own line rather
+/// than collect2's summary), else its first line.
+std::string firstErrorLine(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return "";
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines)
+    if (!line.starts_with("collect2") &&
+        (line.contains("error") || line.contains("ld: ") ||
+         line.contains("undefined reference")))
+      return line.trim().str();
+  return lines.empty() ? "" : lines.front().trim().str();
+}
+
+/// Links `plan` (a complete .gplan container) into the executable `path`.
+void writeExecutable(const std::string &path,
+                     const std::vector<uint8_t> &plan) {
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler)
+    throw genesis::Error(
+        "--emit=exe needs a C++ compiler: no 'c++' on the PATH");
+  TempDir temp;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("genesis-exe", temp.path))
+    throw genesis::Error("cannot create a temporary directory: " +
+                         error.message());
+  std::string planPath = temp.add("plan.gplan");
+  std::string asmPath = temp.add("plan.S");
+  std::string mainPath = temp.add("main.cpp");
+  std::string logPath = temp.add("c++.log");
+  writeFileAtomically(planPath, plan.data(), plan.size());
+  std::string quoted;
+  for (char c : planPath) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  writeText(asmPath, "  .section .rodata\n"
+                     "  .balign 16\n"
+                     "  .globl genesis_embedded_plan\n"
+                     "genesis_embedded_plan:\n"
+                     "  .incbin \"" + quoted + "\"\n"
+                     "  .globl genesis_embedded_plan_end\n"
+                     "genesis_embedded_plan_end:\n"
+                     "  .section .note.GNU-stack,\"\",@progbits\n");
+  writeText(mainPath,
+            "// Generated by genesis-compile --emit=exe.\n"
+            "#include \"tools/genesis-run/RunTool.h\"\n"
+            "extern \"C\" const unsigned char genesis_embedded_plan[];\n"
+            "extern \"C\" const unsigned char genesis_embedded_plan_end[];\n"
+            "int main(int argc, char **argv) {\n"
+            "  return genesis::runEmbeddedPlanTool(\n"
+            "      argc, argv, genesis_embedded_plan,\n"
+            "      size_t(genesis_embedded_plan_end - genesis_embedded_plan));\n"
+            "}\n");
+
+  std::vector<std::string> args = {*compiler};
+  for (const char *flag : kExeCompileFlags)
+    args.push_back(flag);
+  for (const char *dir : kExeIncludeDirs)
+    args.push_back(std::string("-I") + dir);
+  args.insert(args.end(), {mainPath, asmPath, "-o", path});
+  for (const char *flag : kExeLinkFlags)
+    args.push_back(flag);
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt,
+                                         redirects, 0, 0, &message);
+  if (status != 0) {
+    std::string detail = firstErrorLine(logPath);
+    throw genesis::Error(
+        "building the executable '" + path + "' with " + *compiler +
+        " failed" +
+        (status < 0 ? " (" + message + ")"
+                    : " (exit " + std::to_string(status) + ")") +
+        (detail.empty() ? "" : ": " + detail));
+  }
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -50,8 +175,9 @@ int main(int argc, char **argv) {
   try {
     if (target != "cpu")
       throw genesis::Error("target '" + target + "' is not supported (only cpu is)");
-    if (emit != "mlir" && emit != "plan")
-      throw genesis::Error("--emit must be mlir or plan, got '" + emit + "'");
+    if (emit != "mlir" && emit != "plan" && emit != "exe")
+      throw genesis::Error("--emit must be mlir, plan or exe, got '" + emit +
+                           "'");
     MLIRContext context;
     OwningOpRef<ModuleOp> module = parseGenesisFile(inputFile, context);
     std::vector<std::string> names(functions.begin(), functions.end());
@@ -75,15 +201,29 @@ int main(int argc, char **argv) {
     FailureOr<std::vector<uint8_t>> plan = compileCpuPlan(*module, names, timing);
     if (failed(plan))
       throw genesis::Error(capture.firstError("compilation failed"));
-    std::string path = outputFile.empty() ? inputFile + ".gplan" : outputFile;
-    writeFileAtomically(path, plan->data(), plan->size());
+    std::string path = outputFile;
+    if (path.empty() && emit == "exe") {
+      llvm::SmallString<128> stem(inputFile);
+      llvm::sys::path::replace_extension(stem, "");
+      path = std::string(stem);
+    } else if (path.empty()) {
+      path = inputFile + ".gplan";
+    }
+    if (emit == "exe")
+      writeExecutable(path, *plan);
+    else
+      writeFileAtomically(path, plan->data(), plan->size());
     if (timing)
       std::cerr << "genesis-compile: "
                 << std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count()
                 << " s in all\n";
-    std::cout << "wrote " << path << " (" << plan->size() << " bytes)\n";
+    if (emit == "exe")
+      std::cout << "wrote " << path << " (executable, plan of " << plan->size()
+                << " bytes)\n";
+    else
+      std::cout << "wrote " << path << " (" << plan->size() << " bytes)\n";
   } catch (const genesis::Error &error) {
     llvm::errs() << "genesis-compile: error: " << error.what() << "\n";
     return 1;

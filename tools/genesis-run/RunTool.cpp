@@ -1,0 +1,297 @@
+//===- RunTool.cpp - genesis-run's command line, as a library -------------===//
+//
+// Loads and verifies a plan, binds parameters from safetensors files, runs one
+// function on arrays read from .npy or .safetensors files, and prints (or
+// writes) the outputs followed by the per-step timing and memory use.
+// --inspect prints the plan's provenance, tensor table, memory plan and
+// steps. Links only the Genesis runtime: no MLIR, no LLVM.
+//
+// genesis-run's main calls runPlanTool with no embedded plan; the standalone
+// executables of `genesis-compile --emit=exe` call runEmbeddedPlanTool with
+// the plan linked into them, and then take no plan argument.
+//
+// Every failure is a single "<tool>: error: ..." line on stderr and exit
+// status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/genesis-run/RunTool.h"
+
+#include "runtime/ArrayIO.h"
+#include "runtime/Error.h"
+#include "runtime/PlanFile.h"
+#include "runtime/Session.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace genesis;
+
+namespace {
+
+constexpr char kOptionHelp[] =
+    "  --function, -f NAME  function to run (default: the plan's only one)\n"
+    "  -i FILE              input: a .npy binds the function's next unbound\n"
+    "                       input, a .safetensors binds inputs by name\n"
+    "  -o FILE              a .safetensors receives every output, a .npy the\n"
+    "                       next one; without -o the outputs are printed\n"
+    "  --params FILE        .safetensors of parameters, optimizer state,\n"
+    "                       buffers or learning rates, bound by name\n"
+    "  --inspect            print the plan; without --function, only that\n"
+    "  --repeat N           run N times (timings are per run)\n";
+
+std::string usage(const std::string &tool, bool embedded) {
+  std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
+  return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
+         std::string(8 + tool.size(), ' ') +
+         "[--params FILE]... [--inspect] [--repeat N]\n"
+         "\n" + kOptionHelp;
+}
+
+struct Options {
+  std::string planPath;
+  std::string function;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::string> params;
+  bool inspect = false;
+  int64_t repeat = 1;
+};
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Options parseOptions(int argc, char **argv, bool embedded) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 == argc)
+        throw Error("option '" + arg + "' needs a value");
+      return argv[++i];
+    };
+    if (arg == "--function" || arg == "-f") {
+      options.function = value();
+    } else if (arg == "-i") {
+      options.inputs.push_back(value());
+    } else if (arg == "-o") {
+      options.outputs.push_back(value());
+    } else if (arg == "--params") {
+      options.params.push_back(value());
+    } else if (arg == "--inspect") {
+      options.inspect = true;
+    } else if (arg == "--repeat") {
+      std::string text = value();
+      size_t end = 0;
+      try {
+        options.repeat = std::stoll(text, &end);
+      } catch (const std::exception &) {
+        end = 0;
+      }
+      if (end != text.size() || options.repeat < 1)
+        throw Error("--repeat needs a positive integer, not '" + text + "'");
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw Error("unknown option '" + arg + "' (see --help)");
+    } else if (embedded) {
+      throw Error("unexpected argument '" + arg +
+                  "' (the plan is built in; see --help)");
+    } else if (options.planPath.empty()) {
+      options.planPath = arg;
+    } else {
+      throw Error("more than one plan file given ('" + options.planPath +
+                  "' and '" + arg + "')");
+    }
+  }
+  if (options.planPath.empty() && !embedded)
+    throw Error("no plan file given (see --help)");
+  return options;
+}
+
+std::string chooseFunction(const Session &session, const Options &options) {
+  std::vector<std::string> names = session.functionNames();
+  std::string list;
+  for (const std::string &name : names)
+    list += (list.empty() ? "" : ", ") + name;
+  if (options.function.empty()) {
+    if (names.size() == 1)
+      return names[0];
+    throw Error("the plan has " + std::to_string(names.size()) +
+                " functions; choose one with --function (" + list + ")");
+  }
+  // Checked here so that the inputs are not bound against a missing function.
+  if (std::find(names.begin(), names.end(), options.function) == names.end())
+    throw Error("no function '" + options.function +
+                "' in the plan (it has: " + list + ")");
+  return options.function;
+}
+
+/// The function's input-role tensors, in the plan's order.
+std::vector<std::string> inputNames(const PlanFile &planFile,
+                                    const std::string &function) {
+  for (const plan::Function *entry : *planFile.plan().functions()) {
+    if (entry->name()->str() != function)
+      continue;
+    std::vector<std::string> names;
+    for (uint32_t index : *entry->inputs())
+      if (planFile.tensorRole(index) == plan::Role::Input)
+        names.push_back(planFile.tensorName(index));
+    return names;
+  }
+  return {};
+}
+
+std::map<std::string, HostArray>
+readInputs(const std::vector<std::string> &files,
+           const std::vector<std::string> &names) {
+  std::map<std::string, HostArray> inputs;
+  auto add = [&](const std::string &file, const std::string &name,
+                 HostArray array) {
+    if (!inputs.emplace(name, std::move(array)).second)
+      throw Error("'" + file + "': input '" + name + "' is given twice");
+  };
+  size_t next = 0;
+  for (const std::string &file : files) {
+    if (endsWith(file, ".safetensors")) {
+      for (auto &[name, array] : loadSafetensors(file))
+        add(file, name, std::move(array));
+      continue;
+    }
+    if (!endsWith(file, ".npy"))
+      throw Error("'" + file + "': expected a .npy or .safetensors file");
+    while (next < names.size() && inputs.count(names[next]))
+      ++next;
+    if (next == names.size())
+      throw Error("'" + file + "': the function has only " +
+                  std::to_string(names.size()) + " inputs");
+    add(file, names[next], loadNpy(file));
+  }
+  return inputs;
+}
+
+void printArray(const std::string &name, const HostArray &array) {
+  std::cout << name << ": " << array.typeString() << " = [";
+  int64_t shown = std::min<int64_t>(array.numel(), 8);
+  for (int64_t i = 0; i < shown; ++i)
+    std::cout << (i ? ", " : "") << array.getDouble(i);
+  std::cout << (array.numel() > shown ? ", ...]" : "]") << "\n";
+}
+
+void writeOutputs(const std::vector<std::string> &files,
+                  const std::map<std::string, HostArray> &outputs) {
+  auto next = outputs.begin();
+  for (const std::string &file : files) {
+    if (endsWith(file, ".safetensors")) {
+      saveSafetensors(file, NamedArrays(outputs.begin(), outputs.end()));
+    } else if (endsWith(file, ".npy")) {
+      if (next == outputs.end())
+        throw Error("'" + file + "': the function has only " +
+                    std::to_string(outputs.size()) + " outputs");
+      saveNpy(file, (next++)->second);
+    } else {
+      throw Error("'" + file + "': expected a .npy or .safetensors file");
+    }
+  }
+  if (files.empty())
+    for (const auto &[name, array] : outputs)
+      printArray(name, array);
+}
+
+void printStats(const Session &session, const std::string &function,
+                int64_t runs) {
+  SessionStats stats = session.stats();
+  std::cout << "timing (" << runs << (runs == 1 ? " run" : " runs")
+            << ", mean per run):\n";
+  int index = 0;
+  for (const StepTiming &step : stats.steps) {
+    if (step.function != function)
+      continue;
+    std::cout << "  #" << index++ << " " << std::fixed << std::setprecision(3)
+              << std::setw(10) << step.totalSeconds * 1e3 / double(runs)
+              << " ms  " << step.name;
+    std::cout.unsetf(std::ios::floatfield);
+    if (!step.location.empty())
+      std::cout << "  @ " << step.location;
+    std::cout << "\n";
+  }
+  std::cout << "memory: arena " << stats.arenaBytes << " B, persistent "
+            << stats.externalBytes << " B, peak " << stats.peakBytes << " B\n";
+}
+
+int runTool(int argc, char **argv, const PlanFile *embedded,
+            const std::string &tool) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << usage(tool, embedded != nullptr);
+      return 0;
+    }
+  Options options = parseOptions(argc, argv, embedded != nullptr);
+  std::optional<PlanFile> loaded;
+  if (!embedded)
+    loaded.emplace(PlanFile::load(options.planPath));
+  const PlanFile &planFile = embedded ? *embedded : *loaded;
+  if (options.inspect) {
+    describePlan(planFile, std::cout);
+    if (options.function.empty())
+      return 0;
+  }
+
+  Session session(planFile);
+  for (const std::string &file : options.params)
+    for (const auto &[name, array] : loadSafetensors(file))
+      session.bind(name, array);
+  std::string function = chooseFunction(session, options);
+  std::map<std::string, HostArray> inputs =
+      readInputs(options.inputs, inputNames(planFile, function));
+
+  std::map<std::string, HostArray> outputs;
+  for (int64_t run = 0; run < options.repeat; ++run)
+    outputs = session.run(function, inputs);
+  writeOutputs(options.outputs, outputs);
+  printStats(session, function, options.repeat);
+  return 0;
+}
+
+int reportError(const std::string &tool, const std::exception &error) {
+  // genesis::Error, and std::bad_alloc from an allocation beyond memory.
+  std::cout.flush();
+  std::cerr << tool << ": error: " << error.what() << "\n";
+  return 1;
+}
+
+/// The program's name as invoked, without its directory.
+std::string baseName(const char *path) {
+  std::string text = path ? path : "";
+  size_t slash = text.rfind('/');
+  return slash == std::string::npos ? text : text.substr(slash + 1);
+}
+
+} // namespace
+
+int genesis::runPlanTool(int argc, char **argv, const PlanFile *embedded,
+                         const char *toolName) {
+  std::string tool = toolName ? std::string(toolName)
+                              : baseName(argc > 0 ? argv[0] : nullptr);
+  try {
+    return runTool(argc, argv, embedded, tool);
+  } catch (const std::exception &error) {
+    return reportError(tool, error);
+  }
+}
+
+int genesis::runEmbeddedPlanTool(int argc, char **argv, const void *planBytes,
+                                 size_t planSize) {
+  std::string tool = baseName(argc > 0 ? argv[0] : nullptr);
+  try {
+    PlanFile plan = PlanFile::fromBytes(planBytes, planSize, tool + " (embedded plan)");
+    return runTool(argc, argv, &plan, tool);
+  } catch (const std::exception &error) {
+    return reportError(tool, error);
+  }
+}
