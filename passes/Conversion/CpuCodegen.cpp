@@ -33,6 +33,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 
 namespace {
@@ -130,12 +132,19 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
       llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), message);
   if (!target)
     return source.emitError("genesis cpu codegen: ") << message;
-  std::string features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  // Plans travel (a plan built here may run on the GPU machine's CPU), so
+  // x86-64 kernels target the portable x86-64-v3 level (AVX2, FMA) unless
+  // GENESIS_CPU_NATIVE=1 asks for every feature of the build machine.
+  std::string cpu = "x86-64-v3", features;
+  const char *native = std::getenv("GENESIS_CPU_NATIVE");
+  if (!llvm::Triple(triple).isX86() || (native && std::string(native) == "1")) {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  }
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), llvm::sys::getHostCPUName(), features, options,
+      llvm::Triple(triple), cpu, features, options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(llvm::Triple(triple));

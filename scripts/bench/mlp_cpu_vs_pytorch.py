@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The MLP training step on the CPU: Genesis's compiled plan against PyTorch.
 
-Both run the same step in this one script, one after the other, with the same
-thread count: a 784-256-128-10 MLP, cross-entropy, AdamW (weight decay on the
-weights only), batch 256, random data. Prints the median milliseconds per
-step of each and the ratio. PyTorch: Debian's python3-torch (apt-get install
+Both run the same step in this one script with the same thread count: a
+784-256-128-10 MLP, cross-entropy, AdamW (weight decay on the weights only),
+batch 256, random data. The two alternate for ROUNDS rounds so that a change
+in machine load hits both; prints each round's ratio, the median
+milliseconds per step of each system over all rounds and the median ratio. PyTorch: Debian's python3-torch (apt-get install
 python3-torch). Usage: scripts/bench/mlp_cpu_vs_pytorch.py [build/bin]
 """
 import os
@@ -17,7 +18,7 @@ import torch
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "bin")
 THREADS = os.cpu_count()
-BATCH, STEPS, WARMUP = 256, 200, 20
+BATCH, STEPS, WARMUP, ROUNDS = 256, 100, 20, 5
 
 
 def torch_ms_per_step():
@@ -56,16 +57,23 @@ def genesis_ms_per_step():
 
 
 def main():
-    genesis = genesis_ms_per_step()
-    reference = torch_ms_per_step()
+    genesis, reference = [], []
+    for round_ in range(ROUNDS):
+        genesis.append(genesis_ms_per_step())
+        reference.append(torch_ms_per_step())
+        print(f"round {round_ + 1}: PyTorch {reference[-1]:.3f} ms, "
+              f"Genesis {genesis[-1]:.3f} ms, ratio "
+              f"{reference[-1] / genesis[-1]:.2f}x", flush=True)
+    ratios = sorted(r / g for r, g in zip(reference, genesis))
+    g, r = sorted(genesis)[ROUNDS // 2], sorted(reference)[ROUNDS // 2]
     print(f"MLP 784-256-128-10 train step (AdamW), batch {BATCH}, "
-          f"{THREADS} threads, median of {STEPS} steps")
+          f"{THREADS} threads, {ROUNDS} rounds of {STEPS} steps (medians)")
     print("| system | ms/step | samples/s |")
     print("| --- | --- | --- |")
-    print(f"| PyTorch {torch.__version__} eager | {reference:.3f} | "
-          f"{BATCH / reference * 1e3:.0f} |")
-    print(f"| Genesis CPU plan | {genesis:.3f} | {BATCH / genesis * 1e3:.0f} |")
-    print(f"speedup of Genesis over PyTorch: {reference / genesis:.2f}x")
+    print(f"| PyTorch {torch.__version__} eager | {r:.3f} | {BATCH / r * 1e3:.0f} |")
+    print(f"| Genesis CPU plan | {g:.3f} | {BATCH / g * 1e3:.0f} |")
+    print(f"speedup of Genesis over PyTorch: {ratios[ROUNDS // 2]:.2f}x "
+          f"(median of the rounds' ratios; range {ratios[0]:.2f}-{ratios[-1]:.2f})")
 
 
 if __name__ == "__main__":
