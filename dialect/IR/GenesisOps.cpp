@@ -70,6 +70,18 @@ public:
     return success();
   }
 
+  /// Three per-dimension attribute arrays (slice bounds, pad amounts) must
+  /// each have one entry per dimension of a rank-`rank` operand.
+  LogicalResult checkPerDimension(int64_t rank, ArrayRef<int64_t> a,
+                                  ArrayRef<int64_t> b, ArrayRef<int64_t> c,
+                                  StringRef names) const {
+    for (ArrayRef<int64_t> array : {a, b, c})
+      if (static_cast<int64_t>(array.size()) != rank)
+        return fail(names, " need one entry per dimension of the rank-", rank,
+                    " operand");
+    return success();
+  }
+
   LogicalResult checkUnitInterval(double value, StringRef name,
                                   bool closedAbove) const {
     if (!(value >= 0.0 && (closedAbove ? value <= 1.0 : value < 1.0)))
@@ -426,12 +438,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
                     stride = adaptor.getStride();
   int64_t rank = type->getRank();
-  if (static_cast<int64_t>(start.size()) != rank ||
-      static_cast<int64_t>(limit.size()) != rank ||
-      static_cast<int64_t>(stride.size()) != rank)
-    return rule.fail("start, limit and stride need one entry per dimension "
-                     "of the rank-",
-                     rank, " operand");
+  if (failed(rule.checkPerDimension(rank, start, limit, stride,
+                                    "start, limit and stride")))
+    return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     if (!(0 <= start[d] && start[d] <= limit[d] &&
@@ -468,12 +477,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
                     interior = adaptor.getInterior();
   int64_t rank = type->getRank();
-  if (static_cast<int64_t>(low.size()) != rank ||
-      static_cast<int64_t>(high.size()) != rank ||
-      static_cast<int64_t>(interior.size()) != rank)
-    return rule.fail("low, high and interior need one entry per dimension "
-                     "of the rank-",
-                     rank, " operand");
+  if (failed(rule.checkPerDimension(rank, low, high, interior,
+                                    "low, high and interior")))
+    return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     if (low[d] < 0 || high[d] < 0 || interior[d] < 0)
