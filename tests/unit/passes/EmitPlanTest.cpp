@@ -35,6 +35,18 @@ using namespace genesis;
 
 namespace {
 
+/// A batch of 16 random images in [0, 1) and labels in [0, 10).
+std::map<std::string, HostArray> randomMlpBatch() {
+  HostArray images(DType::F32, {16, 784});
+  HostArray labels(DType::I64, {16});
+  Generator data(11);
+  for (int64_t i = 0; i < images.numel(); ++i)
+    images.setDouble(i, data.uniform());
+  for (int64_t i = 0; i < labels.numel(); ++i)
+    labels.setInt(i, static_cast<int64_t>(data.uniform() * 10) % 10);
+  return {{"images", images}, {"labels", labels}};
+}
+
 /// The diagnostics compileCpuPlan emits for `ir`'s function @f (empty when
 /// it succeeds).
 std::string compileErrors(const std::string &ir) {
@@ -69,15 +81,7 @@ double relativeError(const HostArray &actual, const HostArray &expected) {
 void checkMlpAdamW(double lr, double tolerance) {
   Generator generator(7);
   auto mlp = models::makeMlp(32, generator);
-  HostArray images(DType::F32, {16, 784});
-  HostArray labels(DType::I64, {16});
-  Generator data(11);
-  for (int64_t i = 0; i < images.numel(); ++i)
-    images.setDouble(i, data.uniform());
-  for (int64_t i = 0; i < labels.numel(); ++i)
-    labels.setInt(i, static_cast<int64_t>(data.uniform() * 10) % 10);
-  std::map<std::string, HostArray> batch = {{"images", images},
-                                            {"labels", labels}};
+  std::map<std::string, HostArray> batch = randomMlpBatch();
 
   optim::AdamW adamw;
   adamw.lr = lr;
@@ -186,15 +190,7 @@ TEST(EmitPlan, MlpAdamWTrainStepMatchesEvaluator) {
 TEST(EmitPlan, MlpTrainStepIsIdenticalOnOneAndTwoThreads) {
   Generator generator(7);
   auto mlp = models::makeMlp(32, generator);
-  HostArray images(DType::F32, {16, 784});
-  HostArray labels(DType::I64, {16});
-  Generator data(11);
-  for (int64_t i = 0; i < images.numel(); ++i)
-    images.setDouble(i, data.uniform());
-  for (int64_t i = 0; i < labels.numel(); ++i)
-    labels.setInt(i, static_cast<int64_t>(data.uniform() * 10) % 10);
-  std::map<std::string, HostArray> batch = {{"images", images},
-                                            {"labels", labels}};
+  std::map<std::string, HostArray> batch = randomMlpBatch();
   optim::AdamW adamw;
   optim::TrainStep step = optim::compile_train_step(
       *mlp,
@@ -508,15 +504,7 @@ TEST(EmitPlan, DropoutMatchesEvaluatorAndAdvancesTheOffset) {
 TEST(EmitPlan, MlpWithDropoutTrainStepRuns) {
   Generator generator(7);
   auto mlp = models::makeMlp(32, generator);
-  HostArray images(DType::F32, {16, 784});
-  HostArray labels(DType::I64, {16});
-  Generator data(11);
-  for (int64_t i = 0; i < images.numel(); ++i)
-    images.setDouble(i, data.uniform());
-  for (int64_t i = 0; i < labels.numel(); ++i)
-    labels.setInt(i, static_cast<int64_t>(data.uniform() * 10) % 10);
-  std::map<std::string, HostArray> batch = {{"images", images},
-                                            {"labels", labels}};
+  std::map<std::string, HostArray> batch = randomMlpBatch();
   optim::AdamW adamw;
   optim::TrainStep step = optim::compile_train_step(
       *mlp,
