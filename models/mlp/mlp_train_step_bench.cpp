@@ -27,6 +27,9 @@ static llvm::cl::opt<int64_t> steps("steps", llvm::cl::init(200),
                                     llvm::cl::desc("Timed steps"));
 static llvm::cl::opt<int64_t> warmup("warmup", llvm::cl::init(20),
                                      llvm::cl::desc("Untimed steps first"));
+static llvm::cl::opt<bool>
+    profile("profile", llvm::cl::init(false),
+            llvm::cl::desc("Print the time of every plan step, largest first"));
 
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "Time the MLP train step\n");
@@ -52,6 +55,21 @@ int main(int argc, char **argv) {
                       .count();
       if (s >= warmup)
         times.push_back(ms);
+    }
+    if (profile) {
+      std::vector<StepTiming> steps = session.stats().steps;
+      std::sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) {
+        return a.totalSeconds > b.totalSeconds;
+      });
+      double total = 0;
+      for (const StepTiming &step : steps)
+        total += step.totalSeconds;
+      std::printf("| step | ms/call | share |\n| --- | --- | --- |\n");
+      for (const StepTiming &step : steps)
+        if (step.function == "train_step" && step.calls > 0)
+          std::printf("| %s | %.4f | %.1f%% |\n", step.name.c_str(),
+                      1e3 * step.totalSeconds / step.calls,
+                      100 * step.totalSeconds / total);
     }
     std::sort(times.begin(), times.end());
     std::printf("genesis_ms_per_step %.4f\n", times[times.size() / 2]);
