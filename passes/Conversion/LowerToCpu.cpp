@@ -188,6 +188,32 @@ private:
                                                    constantInt(element, 0))
                                 .getResult();
         })
+        .Case([&](StopGradientOp) { return x[0]; })
+        .Case([&](SignOp) -> Value {
+          // -1, 0 or 1; NaN stays NaN and both zeros give +0 (genesis.sign).
+          if (!floating) {
+            Value zero = constantInt(element, 0);
+            Value positive = arith::ExtUIOp::create(
+                b, loc, element,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+            Value negative = arith::ExtUIOp::create(
+                b, loc, element,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero));
+            return arith::SubIOp::create(b, loc, positive, negative);
+          }
+          Value zero = constantFloat(element, 0.0);
+          Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                              x[0], zero);
+          Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                              x[0], zero);
+          Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                              x[0], x[0]);
+          Value magnitude = arith::SelectOp::create(
+              b, loc, above, one(),
+              arith::SelectOp::create(b, loc, below, constantFloat(element, -1.0),
+                                      zero));
+          return arith::SelectOp::create(b, loc, isNan, x[0], magnitude);
+        })
         .Case([&](NotOp) -> Value {
           return arith::XOrIOp::create(b, loc, x[0], constantInt(element, 1));
         })

@@ -262,6 +262,26 @@ TEST(CpuCodegen, F64AndIntegerKernels) {
             1e-14);
 }
 
+TEST(CpuCodegen, SignAndStopGradient) {
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%a: tensor<5x6xf32>, %i: tensor<5x6xi64>) -> (tensor<5x6xf32>, tensor<5x6xi64>) {
+      %r = genesis.fusion %a : (tensor<5x6xf32>) -> tensor<5x6xf32> {
+      ^bb0(%x: tensor<5x6xf32>):
+        %0 = genesis.sign %x : tensor<5x6xf32>
+        %1 = genesis.stop_gradient %x : tensor<5x6xf32>
+        %2 = genesis.mul %0, %1 : tensor<5x6xf32>
+        genesis.yield %2 : tensor<5x6xf32>
+      }
+      %j = genesis.fusion %i : (tensor<5x6xi64>) -> tensor<5x6xi64> {
+      ^bb0(%n: tensor<5x6xi64>):
+        %0 = genesis.sign %n : tensor<5x6xi64>
+        genesis.yield %0 : tensor<5x6xi64>
+      }
+      return %r, %j : tensor<5x6xf32>, tensor<5x6xi64>
+    })"),
+            0.0);
+}
+
 TEST(CpuCodegen, ScalarKernel) {
   EXPECT_EQ(maxError(R"(
     func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
