@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Evaluator/Evaluator.h"
+#include "dialect/Utils/DiagnosticCapture.h"
 #include "frontend/Optim.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/mlp/Mlp.h"
@@ -64,6 +65,17 @@ std::string compileErrors(const std::string &ir) {
   return diagnostics;
 }
 
+/// compileCpuPlan, reporting the first error as a test failure.
+mlir::FailureOr<std::vector<uint8_t>>
+compileReportingErrors(mlir::ModuleOp module,
+                       llvm::ArrayRef<std::string> functions) {
+  DiagnosticCapture capture(module.getContext());
+  mlir::FailureOr<std::vector<uint8_t>> bytes =
+      compileCpuPlan(module, functions);
+  EXPECT_TRUE(mlir::succeeded(bytes)) << capture.firstError("no diagnostic");
+  return bytes;
+}
+
 double relativeError(const HostArray &actual, const HostArray &expected) {
   EXPECT_EQ(actual.typeString(), expected.typeString());
   double worst = 0, worstAbsolute = 0;
@@ -93,15 +105,9 @@ void checkMlpAdamW(double lr, double tolerance) {
       },
       adamw, batch);
 
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(
-      step.module().getContext(), [&](mlir::Diagnostic &diagnostic) {
-        diagnostics += diagnostic.str() + "\n";
-        return mlir::success();
-      });
   mlir::FailureOr<std::vector<uint8_t>> bytes =
-      compileCpuPlan(step.module(), {"train_step", "loss"});
-  ASSERT_TRUE(mlir::succeeded(bytes)) << diagnostics;
+      compileReportingErrors(step.module(), {"train_step", "loss"});
+  ASSERT_TRUE(mlir::succeeded(bytes));
   std::cout << "plan: " << bytes->size() << " bytes\n";
   {
     PlanFile listed = PlanFile::fromBytes(bytes->data(), bytes->size(), "mlp");
@@ -346,15 +352,9 @@ TEST(EmitPlan, TinyGpt2AdamWTrainStepMatchesEvaluator) {
       },
       adamw, batch, options);
 
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(
-      step.module().getContext(), [&](mlir::Diagnostic &diagnostic) {
-        diagnostics += diagnostic.str() + "\n";
-        return mlir::success();
-      });
   mlir::FailureOr<std::vector<uint8_t>> bytes =
-      compileCpuPlan(step.module(), {"train_step", "loss"});
-  ASSERT_TRUE(mlir::succeeded(bytes)) << diagnostics;
+      compileReportingErrors(step.module(), {"train_step", "loss"});
+  ASSERT_TRUE(mlir::succeeded(bytes));
   std::cout << "plan: " << bytes->size() << " bytes\n";
   PlanFile planFile = PlanFile::fromBytes(bytes->data(), bytes->size(), "gpt2");
   Session session(planFile);
@@ -514,15 +514,9 @@ TEST(EmitPlan, MlpWithDropoutTrainStepRuns) {
             b.at("labels"));
       },
       adamw, batch);
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(
-      step.module().getContext(), [&](mlir::Diagnostic &diagnostic) {
-        diagnostics += diagnostic.str() + "\n";
-        return mlir::success();
-      });
   mlir::FailureOr<std::vector<uint8_t>> bytes =
-      compileCpuPlan(step.module(), {"train_step"});
-  ASSERT_TRUE(mlir::succeeded(bytes)) << diagnostics;
+      compileReportingErrors(step.module(), {"train_step"});
+  ASSERT_TRUE(mlir::succeeded(bytes));
   PlanFile planFile = PlanFile::fromBytes(bytes->data(), bytes->size(), "mlp");
   uint64_t advance = planFile.plan().functions()->Get(0)->rng_offset_advance();
   EXPECT_GE(advance, 16u * 784u);
