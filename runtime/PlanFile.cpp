@@ -263,6 +263,68 @@ private:
                         " cannot run on target " + targetName(target));
       if (image.bytes()->size() == 0)
         fail(field, "image is empty");
+      if (image.format() == plan::ImageFormat::Cubin)
+        checkCubin(*image.bytes(), field);
+    }
+  }
+
+  /// cuModuleLoadData reads a cubin without being told its size, trusting
+  /// its ELF headers: they must describe only bytes the image holds.
+  void checkCubin(const flatbuffers::Vector<uint8_t> &image,
+                  const std::string &field) {
+    constexpr uint64_t kHeaderBytes = 64, kSectionHeaderBytes = 64,
+                       kProgramHeaderBytes = 56;
+    constexpr uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+    constexpr uint16_t kMachineCuda = 190;
+    constexpr uint32_t kSectionWithoutBytes = 8; // SHT_NOBITS
+    const uint8_t *bytes = image.data();
+    uint64_t size = image.size();
+    auto u16 = [&](uint64_t at) {
+      uint16_t value;
+      std::memcpy(&value, bytes + at, sizeof(value));
+      return value;
+    };
+    auto u32 = [&](uint64_t at) { return readU32(bytes + at); };
+    auto u64 = [&](uint64_t at) { return readU64(bytes + at); };
+    // Whether [offset, offset + count * entry) lies inside the image.
+    auto inside = [&](uint64_t offset, uint64_t count, uint64_t entry) {
+      uint64_t length, end;
+      return !__builtin_mul_overflow(count, entry, &length) &&
+             !__builtin_add_overflow(offset, length, &end) && end <= size;
+    };
+
+    if (size < kHeaderBytes || std::memcmp(bytes, kElfMagic, 4) != 0 ||
+        bytes[4] != 2 || bytes[5] != 1)
+      fail(field, "a cubin must be a little-endian 64-bit ELF file");
+    if (u16(18) != kMachineCuda)
+      fail(field,
+           "ELF machine " + std::to_string(u16(18)) + " is not CUDA (190)");
+    uint64_t sectionsAt = u64(40), programsAt = u64(32);
+    uint16_t sectionCount = u16(60), programCount = u16(56);
+    if (sectionCount == 0 && sectionsAt != 0)
+      fail(field, "ELF extended section numbering is not supported");
+    if (sectionCount != 0 &&
+        (u16(58) != kSectionHeaderBytes ||
+         !inside(sectionsAt, sectionCount, kSectionHeaderBytes)))
+      fail(field, "ELF section headers lie outside the " +
+                      std::to_string(size) + "-byte image");
+    if (programCount != 0 &&
+        (u16(54) != kProgramHeaderBytes ||
+         !inside(programsAt, programCount, kProgramHeaderBytes)))
+      fail(field, "ELF program headers lie outside the " +
+                      std::to_string(size) + "-byte image");
+    for (uint16_t i = 0; i < sectionCount; ++i) {
+      uint64_t header = sectionsAt + i * kSectionHeaderBytes;
+      if (u32(header + 4) != kSectionWithoutBytes &&
+          !inside(u64(header + 24), u64(header + 32), 1))
+        fail(field, "ELF section " + std::to_string(i) + " lies outside the " +
+                        std::to_string(size) + "-byte image");
+    }
+    for (uint16_t i = 0; i < programCount; ++i) {
+      uint64_t header = programsAt + i * kProgramHeaderBytes;
+      if (!inside(u64(header + 8), u64(header + 32), 1))
+        fail(field, "ELF segment " + std::to_string(i) + " lies outside the " +
+                        std::to_string(size) + "-byte image");
     }
   }
 
@@ -447,6 +509,24 @@ private:
       if (!dims || dims->x() == 0 || dims->y() == 0 || dims->z() == 0)
         fail(field + "." + name,
              "a CUDA launch needs three non-zero dimensions");
+    const plan::Dim3 &grid = *launch.grid();
+    const plan::Dim3 &block = *launch.block();
+    uint64_t threads = uint64_t(block.x()) * block.y() * block.z();
+    if (block.x() > 1024 || block.y() > 1024 || block.z() > 64 ||
+        threads > 1024)
+      fail(field + ".block", "block " + dim3String(block) + " has " +
+                                 std::to_string(threads) +
+                                 " threads; CUDA allows at most 1024 (x and "
+                                 "y up to 1024, z up to 64)");
+    if (grid.x() > uint32_t(INT32_MAX) || grid.y() > 65535 || grid.z() > 65535)
+      fail(field + ".grid", "grid " + dim3String(grid) +
+                                " exceeds CUDA's limits (x below 2^31, y and "
+                                "z up to 65535)");
+  }
+
+  static std::string dim3String(const plan::Dim3 &dims) {
+    return "(" + std::to_string(dims.x()) + ", " + std::to_string(dims.y()) +
+           ", " + std::to_string(dims.z()) + ")";
   }
 
   void checkGemm(const plan::Gemm &gemm, const std::string &field,
@@ -459,9 +539,15 @@ private:
                     : nullptr;
 
     DType dtype = toDType(a.dtype());
-    if (dtype != DType::F32 && dtype != DType::F64)
+    // cuBLASLt also multiplies 16-bit floats (accumulating in f32).
+    bool onCuda = plan_.header()->target() == plan::Target::Cuda;
+    bool supported = dtype == DType::F32 || dtype == DType::F64 ||
+                     (onCuda && (dtype == DType::F16 || dtype == DType::BF16));
+    if (!supported)
       fail(field + ".a",
-           std::string("gemm supports f32 and f64, not ") + dtypeName(dtype));
+           std::string("gemm supports ") +
+               (onCuda ? "f32, f64, f16 and bf16" : "f32 and f64") + ", not " +
+               dtypeName(dtype));
     for (const auto &[name, entry] :
          {std::pair{"b", &b}, std::pair{"c", &c}, std::pair{"bias", bias}})
       if (entry && toDType(entry->dtype()) != dtype)
@@ -819,6 +905,8 @@ void describeStepDetails(const PlanFile &planFile, const plan::Step &step,
     if (gemm.batch_count() != 1)
       os << ", strides (" << gemm.stride_a() << ", " << gemm.stride_b() << ", "
          << gemm.stride_c() << ")";
+    if (gemm.allow_tf32())
+      os << ", tf32 allowed";
     break;
   }
   case plan::StepKind::Copy:
@@ -1021,7 +1109,7 @@ std::vector<uint8_t> PlanBuilder::payload() const {
                                 gemm.n, gemm.k, gemm.batchCount, gemm.strideA,
                                 gemm.strideB, gemm.strideC, gemm.transposeA,
                                 gemm.transposeB, gemm.alpha, gemm.beta,
-                                gemm.epilogue)
+                                gemm.epilogue, gemm.allowTf32)
                    .Union();
         break;
       }

@@ -30,6 +30,11 @@
 //  - a step reads only temporaries and the function's inputs and outputs,
 //    and writes (Gemm c, Copy dst, Fill dst) only temporaries and outputs.
 //
+// CUDA plans: kernel images are cubins (ELF files for EM_CUDA, whose headers
+// must describe only bytes the image holds, since cuModuleLoadData is not
+// told the size) or PTX; launches stay within CUDA's grid and block limits
+// (a block of at most 1024 threads).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_RUNTIME_PLANFILE_H
@@ -150,6 +155,7 @@ struct GemmDesc {
   double alpha = 1.0;
   double beta = 0.0;
   plan::Epilogue epilogue = plan::Epilogue::None;
+  bool allowTf32 = false;
 };
 
 /// Assembles a plan in memory. The builder records what it is told and

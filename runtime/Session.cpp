@@ -1,6 +1,7 @@
 //===- Session.cpp - Executing a plan on the CPU --------------------------===//
 
 #include "runtime/Session.h"
+#include "runtime/CudaBackend.h"
 #include "runtime/Error.h"
 
 #include <cblas.h>
@@ -229,6 +230,11 @@ struct CompiledFunction {
   std::vector<CompiledStep> steps;
   bool advancesStep;
   uint64_t rngOffsetAdvance;
+  bool ran = false;
+  /// CPU: what replay() reruns on, the inputs of the last run (the device
+  /// keeps a cuda function's).
+  std::map<std::string, HostArray> lastInputs;
+  uint64_t lastInputBytes = 0;
 };
 
 bool isPersistentRole(plan::Role role) {
@@ -340,6 +346,11 @@ struct Session::Impl {
   uint64_t peakBytes = 0;
   /// Null when kernels run on the calling thread only.
   std::unique_ptr<ThreadPool> pool;
+  /// Set for a cuda plan, which runs there; the rest of Impl then keeps only
+  /// the host side (persistent tensors, bindings, function signatures).
+  std::unique_ptr<CudaBackend> cuda;
+  /// The inputs every function's last run left for replay().
+  uint64_t lastInputBytes = 0;
 
   void execute(CompiledStep &step, const std::vector<void *> &data) const;
 };
@@ -440,6 +451,30 @@ std::unique_ptr<LoadedImage> loadImage(const plan::KernelImage &image,
   return std::make_unique<LoadedImage>(handle);
 }
 
+/// Writes the step count into step tensors and the RNG state into rng_seed
+/// tensors, before each run.
+void feedSessionTensors(const std::vector<TensorInfo> &tensors,
+                        std::vector<std::optional<HostArray>> &persistent,
+                        uint64_t step, Generator::State rng) {
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].role == plan::Role::Step)
+      persistent[i]->dataAs<int64_t>()[0] = static_cast<int64_t>(step);
+    if (tensors[i].role == plan::Role::RngSeed) {
+      int64_t *words = persistent[i]->dataAs<int64_t>();
+      words[0] = static_cast<int64_t>(rng.seed);
+      words[1] = static_cast<int64_t>(rng.offset);
+    }
+  }
+}
+
+/// After a successful run of `function`.
+void advanceCounters(const CompiledFunction &function, uint64_t &step,
+                     Generator::State &rng) {
+  if (function.advancesStep)
+    ++step;
+  rng.offset += function.rngOffsetAdvance;
+}
+
 } // namespace
 
 Session::Session(const PlanFile &planFile)
@@ -447,10 +482,7 @@ Session::Session(const PlanFile &planFile)
       impl_(std::make_unique<Impl>()) {
   const plan::Plan &plan = planFile.plan();
   std::string where = "plan file '" + planName_ + "'";
-  if (plan.header()->target() != plan::Target::Cpu)
-    throw Error(where + ": the plan targets " +
-                targetName(plan.header()->target()) +
-                " but this session runs on the cpu");
+  bool onDevice = plan.header()->target() == plan::Target::Cuda;
   if (plan.header()->model_hash())
     modelHash_ = plan.header()->model_hash()->str();
 
@@ -471,7 +503,9 @@ Session::Session(const PlanFile &planFile)
 
   // An allocation beyond the machine's memory would only be found when the
   // kernel kills the process while zeroing it.
-  impl_->arenaBytes = plan.memory()->arena_bytes();
+  // A cuda plan's arena is on the device; the host holds the persistent
+  // tensors' values (as bound, and as last read back).
+  impl_->arenaBytes = onDevice ? 0 : plan.memory()->arena_bytes();
   uint64_t physicalBytes =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   if (impl_->arenaBytes > physicalBytes ||
@@ -496,14 +530,18 @@ Session::Session(const PlanFile &planFile)
   impl_->externalBytes = persistentBytes;
   impl_->peakBytes = impl_->arenaBytes + persistentBytes;
 
-  for (uint32_t i = 0; i < plan.images()->size(); ++i)
-    impl_->images.push_back(loadImage(*plan.images()->Get(i), i, where));
+  if (onDevice)
+    impl_->cuda = CudaBackend::create(
+        planFile, where, "session of plan file '" + planName_ + "'");
+  else
+    for (uint32_t i = 0; i < plan.images()->size(); ++i)
+      impl_->images.push_back(loadImage(*plan.images()->Get(i), i, where));
   // Each (image, symbol) is resolved once, however many steps launch it.
   std::map<std::pair<uint32_t, std::string>,
            std::pair<KernelFunction, RangeFunction>>
       kernels;
   uint64_t splitBytes = minSplitBytes(where);
-  if (unsigned threads = sessionThreadCount(where); threads > 1) {
+  if (unsigned threads = sessionThreadCount(where); threads > 1 && !onDevice) {
     impl_->pool = std::make_unique<ThreadPool>(threads);
     if (impl_->pool->size() == 1)
       impl_->pool.reset();
@@ -518,6 +556,8 @@ Session::Session(const PlanFile &planFile)
                             function->outputs()->end());
     compiled.advancesStep = function->advances_step();
     compiled.rngOffsetAdvance = function->rng_offset_advance();
+    if (onDevice)
+      continue; // the backend compiles the steps
     for (const plan::Step *step : *function->steps()) {
       CompiledStep &out = compiled.steps.emplace_back();
       out.name = stepName(planFile, *step);
@@ -632,6 +672,8 @@ void Session::bind(const std::string &name, const HostArray &value) {
   HostArray &storage = *impl_->persistent[index];
   if (value.nbytes() != 0)
     std::memcpy(storage.data(), value.data(), value.nbytes());
+  if (impl_->cuda)
+    impl_->cuda->upload(index, storage);
   impl_->bound[index] = true;
 }
 
@@ -647,31 +689,40 @@ const HostArray &Session::tensor(const std::string &name) const {
   if (!impl_->persistent[index])
     fail("'" + name + "' is " + withArticle(tensors_[index].role) +
          " tensor, which the session does not hold");
+  if (impl_->cuda)
+    impl_->cuda->download(index, *impl_->persistent[index]);
   return *impl_->persistent[index];
 }
 
 NamedArrays Session::parameters() const {
   NamedArrays parameters;
   for (uint32_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].role == plan::Role::Parameter)
+    if (tensors_[i].role == plan::Role::Parameter) {
+      if (impl_->cuda)
+        impl_->cuda->download(i, *impl_->persistent[i]);
       parameters.emplace_back(tensors_[i].name, *impl_->persistent[i]);
+    }
   return parameters;
+}
+
+uint32_t Session::indexOfFunction(const std::string &name) const {
+  auto it = std::find_if(
+      impl_->functions.begin(), impl_->functions.end(),
+      [&](const CompiledFunction &function) { return function.name == name; });
+  if (it == impl_->functions.end()) {
+    std::string available;
+    for (const std::string &functionName : functionNames())
+      available += (available.empty() ? "" : ", ") + functionName;
+    fail("no function '" + name + "' in the plan (it has: " + available + ")");
+  }
+  return static_cast<uint32_t>(it - impl_->functions.begin());
 }
 
 std::map<std::string, HostArray>
 Session::run(const std::string &functionName,
              std::map<std::string, HostArray> inputs) {
-  auto functionIt = std::find_if(
-      impl_->functions.begin(), impl_->functions.end(),
-      [&](const CompiledFunction &f) { return f.name == functionName; });
-  if (functionIt == impl_->functions.end()) {
-    std::string available;
-    for (const std::string &name : functionNames())
-      available += (available.empty() ? "" : ", ") + name;
-    fail("no function '" + functionName +
-         "' in the plan (it has: " + available + ")");
-  }
-  CompiledFunction &function = *functionIt;
+  uint32_t functionIndex = indexOfFunction(functionName);
+  CompiledFunction &function = impl_->functions[functionIndex];
   std::string where = "run '" + function.name + "': ";
 
   std::vector<uint32_t> expectedInputs;
@@ -712,7 +763,8 @@ Session::run(const std::string &functionName,
            "' was never bound (use Session::bind or load a checkpoint)");
 
   // Everything is checked: from here on the run cannot fail, except for
-  // allocating the outputs, which changes nothing either.
+  // allocating the outputs, which changes nothing either (and, on cuda, for
+  // errors of the device).
   std::map<uint32_t, HostArray> owned;
   uint64_t runBytes = 0;
   for (auto &[name, array] : inputs) {
@@ -735,39 +787,34 @@ Session::run(const std::string &functionName,
       }
     }
 
-  std::vector<void *> data(tensors_.size(), nullptr);
-  for (uint32_t i = 0; i < tensors_.size(); ++i) {
-    if (impl_->persistent[i])
-      data[i] = impl_->persistent[i]->data();
-    else if (tensors_[i].role == plan::Role::Temporary)
-      data[i] = impl_->arena.get() + impl_->arenaOffsets[i];
-  }
-  for (auto &[index, array] : owned)
-    data[index] = array.data();
-  for (uint32_t i = 0; i < tensors_.size(); ++i) {
-    if (tensors_[i].role == plan::Role::Step)
-      impl_->persistent[i]->dataAs<int64_t>()[0] = static_cast<int64_t>(step_);
-    if (tensors_[i].role == plan::Role::RngSeed) {
-      int64_t *words = impl_->persistent[i]->dataAs<int64_t>();
-      words[0] = static_cast<int64_t>(rngState_.seed);
-      words[1] = static_cast<int64_t>(rngState_.offset);
+  feedSessionTensors(tensors_, impl_->persistent, step_, rngState_);
+  if (impl_->cuda) {
+    impl_->cuda->run(functionIndex, owned, step_, rngState_);
+  } else {
+    std::vector<void *> data(tensors_.size(), nullptr);
+    for (uint32_t i = 0; i < tensors_.size(); ++i) {
+      if (impl_->persistent[i])
+        data[i] = impl_->persistent[i]->data();
+      else if (tensors_[i].role == plan::Role::Temporary)
+        data[i] = impl_->arena.get() + impl_->arenaOffsets[i];
+    }
+    for (auto &[index, array] : owned)
+      data[index] = array.data();
+
+    for (CompiledStep &step : function.steps) {
+      auto start = std::chrono::steady_clock::now();
+      impl_->execute(step, data);
+      std::chrono::duration<double> elapsed =
+          std::chrono::steady_clock::now() - start;
+      step.seconds += elapsed.count();
+      ++step.calls;
     }
   }
 
-  for (CompiledStep &step : function.steps) {
-    auto start = std::chrono::steady_clock::now();
-    impl_->execute(step, data);
-    std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    step.seconds += elapsed.count();
-    ++step.calls;
-  }
-
-  if (function.advancesStep)
-    ++step_;
-  rngState_.offset += function.rngOffsetAdvance;
-  impl_->peakBytes = std::max(
-      impl_->peakBytes, impl_->arenaBytes + impl_->externalBytes + runBytes);
+  advanceCounters(function, step_, rngState_);
+  impl_->peakBytes =
+      std::max(impl_->peakBytes, impl_->arenaBytes + impl_->externalBytes +
+                                     impl_->lastInputBytes + runBytes);
 
   std::map<std::string, HostArray> results;
   for (uint32_t index : function.outputs) {
@@ -775,10 +822,59 @@ Session::run(const std::string &functionName,
     if (role == plan::Role::Output || role == plan::Role::Input)
       results.emplace(tensors_[index].name, std::move(owned.at(index)));
   }
+  function.ran = true;
+  if (!impl_->cuda) {
+    // What replay() reruns on: the inputs the caller does not get back, and
+    // copies of those it does (updated in place).
+    function.lastInputs.clear();
+    impl_->lastInputBytes -= function.lastInputBytes;
+    function.lastInputBytes = 0;
+    for (uint32_t index : expectedInputs) {
+      const std::string &name = tensors_[index].name;
+      auto returned = results.find(name);
+      HostArray input = returned != results.end() ? returned->second
+                                                  : std::move(owned.at(index));
+      function.lastInputBytes += input.nbytes();
+      function.lastInputs.emplace(name, std::move(input));
+    }
+    impl_->lastInputBytes += function.lastInputBytes;
+  }
   return results;
 }
 
+void Session::replay(const std::string &functionName, int times) {
+  uint32_t functionIndex = indexOfFunction(functionName);
+  CompiledFunction &function = impl_->functions[functionIndex];
+  std::string where = "replay '" + function.name + "': ";
+  if (times < 0)
+    fail(where + "times is " + std::to_string(times) + ", not a count");
+  if (!function.ran)
+    fail(where + "the function has not run yet (replay reruns it on the "
+                 "inputs of its last run)");
+  for (int i = 0; i < times; ++i) {
+    if (!impl_->cuda) {
+      run(function.name, function.lastInputs);
+      continue;
+    }
+    feedSessionTensors(tensors_, impl_->persistent, step_, rngState_);
+    impl_->cuda->replay(functionIndex, step_, rngState_);
+    advanceCounters(function, step_, rngState_);
+  }
+}
+
+void Session::synchronize() {
+  if (impl_->cuda)
+    impl_->cuda->synchronize();
+}
+
+void Session::setProfiling(bool on) {
+  if (impl_->cuda)
+    impl_->cuda->setProfiling(on);
+}
+
 SessionStats Session::stats() const {
+  if (impl_->cuda)
+    return impl_->cuda->stats();
   SessionStats stats;
   for (const CompiledFunction &function : impl_->functions)
     for (const CompiledStep &step : function.steps)
@@ -791,6 +887,8 @@ SessionStats Session::stats() const {
 }
 
 void Session::resetStats() {
+  if (impl_->cuda)
+    return impl_->cuda->resetStats();
   for (CompiledFunction &function : impl_->functions)
     for (CompiledStep &step : function.steps) {
       step.calls = 0;

@@ -1,6 +1,8 @@
-//===- Session.h - Executing a plan on the CPU ------------------*- C++ -*-===//
+//===- Session.h - Executing a plan -----------------------------*- C++ -*-===//
 //
-// A Session runs the functions of a verified cpu plan. It allocates one arena
+// A Session runs the functions of a verified plan, on the CPU for a cpu plan
+// and on the GPU for a cuda plan (see "CUDA plans" below; what follows up to
+// there is about cpu plans). It allocates one arena
 // of the plan's arena_bytes (aligned to at least 64 bytes) in which every
 // temporary lives at its planned offset, and owns the persistent tensors
 // (parameters, optimizer state, buffers, learning rates) as HostArrays.
@@ -43,6 +45,45 @@
 // place: the steps write its storage directly.
 //
 // A Session is not thread-safe; use one per thread.
+//
+// CUDA plans run on device 0 (CUDA_VISIBLE_DEVICES picks it), in its primary
+// context, on one stream the session owns. The driver (libcuda.so.1) and
+// cuBLASLt are loaded when the first cuda plan is opened; a runtime built
+// without CUDA, or a machine without a driver or a device, is an Error then
+// (cudaUnavailableReason() tells beforehand).
+//
+//  - Memory: when the session is created it allocates, and zeroes, one
+//    device arena of arena_bytes (at least 256-aligned), one buffer per
+//    persistent tensor and one per input and output tensor, and for GEMMs a
+//    32 MiB cuBLASLt workspace; none ever moves. run() copies the inputs to
+//    their buffers and the outputs back into the HostArrays it returns.
+//    bind() uploads; tensor() and parameters() read back, when asked, what
+//    runs may have changed (a reference from tensor() shows the values as of
+//    that call). stats() counts device bytes: externalBytes is all but the
+//    arena, peakBytes all of it.
+//  - Kernel ABI (images of format cubin, for sm_90, or ptx): each image is
+//    loaded with cuModuleLoadData and every launched symbol resolved when the
+//    session is created. A KernelLaunch is
+//
+//      cuLaunchKernel(symbol, grid, block, shared_memory_bytes, stream, params)
+//
+//    where kernel parameter i is one 8-byte device address, the data pointer
+//    of args[i] (MLIR's bare-pointer memref convention); no sizes are
+//    passed. The session checks each kernel's parameter count and sizes
+//    against this, and lets kernels asking for more than 48 KiB of dynamic
+//    shared memory use it.
+//  - GEMMs run on cuBLASLt; each step's algorithm is chosen when the session
+//    is created. f32 is exact (f32 accumulation) unless the step allows TF32.
+//  - Execution: a function's first run executes its steps one by one, which
+//    loads the kernels and warms cuBLASLt; its second run captures them into
+//    a CUDA graph, which that run and every later one launches. A fault
+//    inside a kernel is reported by the synchronization that finds it (at
+//    the end of run()), naming the function but not the step; after one, the
+//    session's state is undefined.
+//  - Profiling: per-step times are taken only while setProfiling(true) is in
+//    effect: steps then run one by one between CUDA events, without graphs,
+//    and stats().steps adds up their device times. Otherwise graphs run and
+//    stats().steps counts no calls. (CPU sessions always time their steps.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,9 +135,9 @@ struct SessionStats {
 class Session {
 public:
   /// Loads the kernel images and resolves their symbols; allocates the arena
-  /// and the persistent tensors. Throws genesis::Error for a plan whose
-  /// target is not cpu, an image that does not load, a missing symbol, or
-  /// memory that cannot be allocated (naming the bytes asked and available).
+  /// and the persistent tensors. Throws genesis::Error for an image that does
+  /// not load, a missing symbol, memory that cannot be allocated (naming the
+  /// bytes asked and available), or a cuda plan where CUDA is unavailable.
   explicit Session(const PlanFile &planFile);
   ~Session();
   Session(Session &&) noexcept;
@@ -112,6 +153,19 @@ public:
   /// name. On an error nothing has run and the session is unchanged.
   std::map<std::string, HostArray> run(const std::string &function,
                                        std::map<std::string, HostArray> inputs);
+
+  /// Runs `function` `times` more times on the inputs of its last run(), for
+  /// benchmarks: the step count and RNG offset advance as with run(), the
+  /// outputs are not returned. On cuda only the step and RNG tensors are fed
+  /// from the host (in-place updated inputs keep their updated values) and
+  /// it returns without waiting (see synchronize()); on the cpu it reruns
+  /// copies of the retained inputs. Throws if the function has not run.
+  void replay(const std::string &function, int times = 1);
+  /// Waits for the work replay() enqueued (cuda; a no-op on the cpu).
+  void synchronize();
+  /// cuda: whether runs time their steps (see "Profiling" above); a no-op on
+  /// the cpu, which always does.
+  void setProfiling(bool on);
 
   const std::vector<TensorInfo> &tensors() const { return tensors_; }
   std::vector<std::string> functionNames() const;
@@ -138,6 +192,7 @@ private:
   struct Impl;
 
   uint32_t indexOf(const std::string &name) const;
+  uint32_t indexOfFunction(const std::string &name) const;
   [[noreturn]] void fail(const std::string &problem) const;
 
   std::string planName_;
@@ -147,6 +202,10 @@ private:
   Generator::State rngState_;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Why cuda plans cannot run in this process (no CUDA in this build, no
+/// driver, no device, ...), or "" when they can.
+std::string cudaUnavailableReason();
 
 } // namespace genesis
 

@@ -4,6 +4,7 @@
 
 #include "runtime/PlanFile.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -709,12 +710,22 @@ TEST(PlanFileTest, InvalidStepKind) {
       "functions[0] 'f'.steps[0]: step kind 9 is not a valid step kind"));
 }
 
+/// An ELF header for CUDA (machine 190) with no sections or segments.
+std::vector<uint8_t> emptyCubin() {
+  std::vector<uint8_t> bytes(64, 0);
+  const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  std::memcpy(bytes.data(), ident, sizeof(ident));
+  bytes[18] = 190;
+  bytes[52] = 64; // e_ehsize
+  return bytes;
+}
+
 TEST(PlanFileTest, CudaPlans) {
   PlanHeader header = testHeader();
   header.target = plan::Target::Cuda;
   PlanBuilder builder(header);
   uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
-  builder.addImage(plan::ImageFormat::Cubin, {1, 2, 3});
+  builder.addImage(plan::ImageFormat::Cubin, emptyCubin());
   uint32_t f = builder.addFunction("f", {x}, {});
   KernelLaunchDesc launch{0, "k", {x}, {2, 1, 1}, {128, 1, 1}, 1024};
   builder.addKernelLaunch(f, launch);
@@ -742,6 +753,135 @@ TEST(PlanFileTest, CudaPlans) {
   elfOnCuda.addImage(plan::ImageFormat::ElfSharedObject, {1});
   EXPECT_TRUE(contains(loadError(elfOnCuda),
                        "images[0]: format elf-so cannot run on target cuda"));
+}
+
+TEST(PlanFileTest, CudaLaunchesStayWithinCudaLimits) {
+  PlanHeader header = testHeader();
+  header.target = plan::Target::Cuda;
+  struct Case {
+    std::array<uint32_t, 3> grid;
+    std::array<uint32_t, 3> block;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{1, 1, 1}, {1024, 1, 1}, ""},
+      {{2147483647, 65535, 65535}, {8, 8, 16}, ""},
+      {{1, 1, 1},
+       {32, 32, 2},
+       "steps[0].block: block (32, 32, 2) has 2048 threads; CUDA allows at "
+       "most 1024 (x and y up to 1024, z up to 64)"},
+      {{1, 1, 1}, {1, 1, 65}, "steps[0].block: block (1, 1, 65) has 65"},
+      {{1, 1, 1}, {1025, 1, 1}, "steps[0].block: block (1025, 1, 1)"},
+      {{1, 65536, 1},
+       {1, 1, 1},
+       "steps[0].grid: grid (1, 65536, 1) exceeds CUDA's limits (x below "
+       "2^31, y and z up to 65535)"},
+      {{2147483648u, 1, 1}, {1, 1, 1}, "steps[0].grid: grid (2147483648"},
+  };
+  for (const Case &c : cases) {
+    PlanBuilder builder(header);
+    uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
+    builder.addImage(plan::ImageFormat::Ptx, {'.'});
+    uint32_t f = builder.addFunction("f", {x}, {});
+    builder.addKernelLaunch(f, {0, "k", {x}, c.grid, c.block, 0});
+    if (c.error.empty())
+      EXPECT_NO_THROW(planOf(builder));
+    else
+      EXPECT_TRUE(contains(loadError(builder), c.error));
+  }
+}
+
+TEST(PlanFileTest, CubinsAreCheckedBeforeTheDriverReadsThem) {
+  PlanHeader header = testHeader();
+  header.target = plan::Target::Cuda;
+  auto cubinError = [&](std::vector<uint8_t> cubin) {
+    PlanBuilder builder(header);
+    builder.addImage(plan::ImageFormat::Cubin, std::move(cubin));
+    return loadError(builder);
+  };
+  auto withU16 = [](std::vector<uint8_t> bytes, size_t at, uint16_t value) {
+    std::memcpy(bytes.data() + at, &value, sizeof(value));
+    return bytes;
+  };
+  auto withU64 = [](std::vector<uint8_t> bytes, size_t at, uint64_t value) {
+    std::memcpy(bytes.data() + at, &value, sizeof(value));
+    return bytes;
+  };
+  std::vector<uint8_t> cubin = emptyCubin();
+  EXPECT_TRUE(contains(cubinError({1, 2, 3}),
+                       "images[0]: a cubin must be a little-endian 64-bit ELF "
+                       "file"));
+  EXPECT_TRUE(contains(cubinError(withU16(cubin, 18, 62)),
+                       "images[0]: ELF machine 62 is not CUDA (190)"));
+
+  // One section header at offset 64, describing bytes [0, 128).
+  std::vector<uint8_t> oneSection =
+      withU16(withU16(withU64(cubin, 40, 64), 58, 64), 60, 1);
+  oneSection.resize(128, 0);
+  oneSection = withU64(withU64(oneSection, 64 + 24, 0), 64 + 32, 128);
+  PlanBuilder valid(header);
+  valid.addImage(plan::ImageFormat::Cubin, oneSection);
+  EXPECT_NO_THROW(planOf(valid));
+  EXPECT_TRUE(contains(cubinError(withU64(oneSection, 64 + 32, 129)),
+                       "images[0]: ELF section 0 lies outside the 128-byte "
+                       "image"));
+  EXPECT_TRUE(contains(cubinError(withU64(oneSection, 64 + 24, ~0ull)),
+                       "ELF section 0 lies outside"));
+  EXPECT_TRUE(contains(cubinError(withU16(oneSection, 60, 2)),
+                       "images[0]: ELF section headers lie outside the "
+                       "128-byte image"));
+  EXPECT_TRUE(contains(cubinError(withU64(oneSection, 40, 0xffffffffffffffc0)),
+                       "ELF section headers lie outside"));
+  // A section without bytes in the file (SHT_NOBITS) may be any size.
+  std::vector<uint8_t> noBits = withU64(oneSection, 64 + 32, 1 << 20);
+  noBits[64 + 4] = 8;
+  PlanBuilder withNoBits(header);
+  withNoBits.addImage(plan::ImageFormat::Cubin, noBits);
+  EXPECT_NO_THROW(planOf(withNoBits));
+  // One program header at offset 64 whose file bytes end past the image.
+  std::vector<uint8_t> oneSegment =
+      withU16(withU16(withU64(cubin, 32, 64), 54, 56), 56, 1);
+  oneSegment.resize(120, 0);
+  oneSegment = withU64(withU64(oneSegment, 64 + 8, 100), 64 + 32, 21);
+  EXPECT_TRUE(contains(cubinError(oneSegment),
+                       "images[0]: ELF segment 0 lies outside the 120-byte "
+                       "image"));
+  EXPECT_TRUE(contains(cubinError(withU16(oneSegment, 56, 2)),
+                       "ELF program headers lie outside"));
+}
+
+TEST(PlanFileTest, CudaGemmsTakeHalfPrecisionAndTf32) {
+  ValidPlan p;
+  GemmDesc gemm = p.gemm();
+  gemm.allowTf32 = true;
+  p.builder.addGemm(p.forward, gemm);
+  PlanFile planFile = planOf(p.builder);
+  const plan::Gemm &loaded =
+      *planFile.plan().functions()->Get(0)->steps()->Get(4)->kind_as_Gemm();
+  EXPECT_TRUE(loaded.allow_tf32());
+  std::ostringstream text;
+  describePlan(planFile, text);
+  EXPECT_TRUE(contains(text.str(), "h = 1 * x @ w, tf32 allowed"));
+
+  for (plan::Target target : {plan::Target::Cpu, plan::Target::Cuda}) {
+    PlanHeader header = testHeader();
+    header.target = target;
+    PlanBuilder builder(header);
+    GemmDesc half;
+    half.a = builder.addTensor("a", DType::BF16, {2, 3}, plan::Role::Input);
+    half.b = builder.addTensor("b", DType::BF16, {3, 4}, plan::Role::Input);
+    half.c = builder.addTensor("c", DType::BF16, {2, 4}, plan::Role::Output);
+    half.m = 2;
+    half.n = 4;
+    half.k = 3;
+    uint32_t f = builder.addFunction("f", {half.a, half.b}, {half.c});
+    builder.addGemm(f, half);
+    if (target == plan::Target::Cuda)
+      EXPECT_NO_THROW(planOf(builder));
+    else
+      EXPECT_TRUE(contains(loadError(builder),
+                           "steps[0].a: gemm supports f32 and f64, not bf16"));
+  }
 }
 
 TEST(PlanFileTest, BuilderRejectsStepsForMissingFunctions) {

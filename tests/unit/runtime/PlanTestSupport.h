@@ -31,12 +31,15 @@ inline void writeFileBytes(const std::string &path,
   ASSERT_TRUE(stream.good()) << path;
 }
 
-/// The shared library built from TestKernels.c.
+#ifdef GENESIS_TEST_KERNELS
+/// The shared library built from TestKernels.c (for the binaries that are
+/// given its path).
 inline std::vector<uint8_t> testKernelImage() {
   std::vector<uint8_t> bytes = readFileBytes(GENESIS_TEST_KERNELS);
   EXPECT_GT(bytes.size(), 0u) << GENESIS_TEST_KERNELS;
   return bytes;
 }
+#endif
 
 inline PlanHeader testHeader(const std::string &modelHash = "test-model") {
   PlanHeader header;

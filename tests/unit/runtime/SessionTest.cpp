@@ -246,15 +246,6 @@ TEST(SessionTest, ImageThatIsNoSharedObject) {
                        "cannot be loaded: "));
 }
 
-TEST(SessionTest, CudaPlansAreRefused) {
-  PlanHeader header = testHeader();
-  header.target = plan::Target::Cuda;
-  PlanFile planFile = planOf(PlanBuilder(header));
-  EXPECT_TRUE(contains(errorFrom([&] { Session session(planFile); }),
-                       "the plan targets cuda but this session runs on the "
-                       "cpu"));
-}
-
 //===----------------------------------------------------------------------===//
 // Training: in-place updates, session-fed tensors, binding
 //===----------------------------------------------------------------------===//
@@ -325,6 +316,24 @@ TEST(SessionTest, TrainingStepUpdatesParametersInPlace) {
   EXPECT_EQ(valuesOf(session.tensor("w.momentum")),
             (std::vector<double>{0, 0, 0, 0}));
   EXPECT_EQ(session.stats().externalBytes, 16u + 4 + 8 + 16 + 16);
+}
+
+TEST(SessionTest, ReplayRerunsOnTheLastInputs) {
+  Session session(trainPlan());
+  session.bind("w", f32({4}, {10, 20, 30, 40}));
+  session.bind("lr", f32({}, {0.5}));
+  EXPECT_TRUE(contains(errorFrom([&] { session.replay("train_step"); }),
+                       "replay 'train_step': the function has not run yet"));
+  session.run("train_step", gradient({1, 2, 3, 4}));
+  session.replay("train_step", 2);
+  session.synchronize();
+  EXPECT_EQ(valuesOf(session.tensor("w")),
+            (std::vector<double>{8.5, 17, 25.5, 34}));
+  EXPECT_EQ(session.step(), 3u);
+  EXPECT_EQ(session.rngState().offset, 30u);
+  EXPECT_EQ(session.stats().steps[0].calls, 3u);
+  EXPECT_TRUE(contains(errorFrom([&] { session.replay("train_step", -2); }),
+                       "replay 'train_step': times is -2, not a count"));
 }
 
 TEST(SessionTest, FailedRunsLeaveTheSessionUnchanged) {

@@ -1,0 +1,1001 @@
+//===- CudaBackend.cpp - Running cuda plans on the GPU --------------------===//
+//
+// Every device address is fixed when the session is created (the arena,
+// each persistent tensor and each input and output buffer is one
+// allocation), so a function's steps can be captured into a CUDA graph once
+// and replayed for as long as the session lives. The driver and cuBLASLt are
+// reached through runtime/CudaApi.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CudaBackend.h"
+#include "runtime/CudaApi.h"
+#include "runtime/Error.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace genesis {
+
+namespace {
+
+using cuda::Api;
+using cuda::check;
+
+/// cuBLASLt's workspace: what its fastest Hopper kernels use. Copies between
+/// overlapping regions are staged through it too.
+constexpr uint64_t kWorkspaceBytes = 32ull << 20;
+/// Dynamic shared memory a kernel may use without opting in to more.
+constexpr uint32_t kDefaultSharedMemoryBytes = 48u << 10;
+/// The alignment cuBLASLt's heuristics assume unless told less; cuMemAlloc
+/// gives at least this.
+constexpr uint64_t kBestOperandAlignment = 256;
+
+/// Owns a driver or cuBLASLt handle and destroys it with `destroy`.
+template <typename Handle, typename Result> class Owned {
+public:
+  Owned() = default;
+  Owned(Handle handle, Result (*destroy)(Handle))
+      : handle_(handle), destroy_(destroy) {}
+  Owned(Owned &&other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)),
+        destroy_(other.destroy_) {}
+  Owned &operator=(Owned &&other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+      destroy_ = other.destroy_;
+    }
+    return *this;
+  }
+  ~Owned() { reset(); }
+
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+private:
+  void reset() {
+    if (handle_)
+      destroy_(handle_);
+    handle_ = nullptr;
+  }
+
+  Handle handle_ = nullptr;
+  Result (*destroy_)(Handle) = nullptr;
+};
+
+using Module = Owned<CUmodule, CUresult>;
+using Stream = Owned<CUstream, CUresult>;
+using Event = Owned<CUevent, CUresult>;
+using Graph = Owned<CUgraph, CUresult>;
+using GraphExec = Owned<CUgraphExec, CUresult>;
+using BlasLtHandle = Owned<cublasLtHandle_t, cublasStatus_t>;
+using MatmulDesc = Owned<cublasLtMatmulDesc_t, cublasStatus_t>;
+using MatrixLayout = Owned<cublasLtMatrixLayout_t, cublasStatus_t>;
+using MatmulPreference = Owned<cublasLtMatmulPreference_t, cublasStatus_t>;
+
+/// One cuMemAlloc'ed block.
+class DeviceMemory {
+public:
+  DeviceMemory(const Api &api, CUdeviceptr address)
+      : api_(&api), address_(address) {}
+  DeviceMemory(DeviceMemory &&other) noexcept
+      : api_(other.api_), address_(std::exchange(other.address_, 0)) {}
+  DeviceMemory &operator=(DeviceMemory &&) = delete;
+  ~DeviceMemory() {
+    if (address_)
+      api_->cuMemFree_v2(address_);
+  }
+
+private:
+  const Api *api_;
+  CUdeviceptr address_;
+};
+
+/// The primary context of device 0, the one the CUDA runtime API (and so
+/// cuBLASLt and other libraries in the process) uses too.
+class PrimaryContext {
+public:
+  PrimaryContext(const Api &api, const std::string &where) : api_(api) {
+    check(api.cuDeviceGet(&device_, 0), "cuDeviceGet",
+          where + ": opening device 0");
+    check(api.cuDevicePrimaryCtxRetain(&context_, device_),
+          "cuDevicePrimaryCtxRetain",
+          where + ": retaining the primary context of device 0");
+  }
+  PrimaryContext(const PrimaryContext &) = delete;
+  PrimaryContext &operator=(const PrimaryContext &) = delete;
+  ~PrimaryContext() { api_.cuDevicePrimaryCtxRelease_v2(device_); }
+
+  CUdevice device() const { return device_; }
+  CUcontext context() const { return context_; }
+
+private:
+  const Api &api_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+/// Makes a context current on the calling thread for a scope, restoring the
+/// caller's afterwards. Should the push fail, the calls that follow fail
+/// with a message naming them, so it reports nothing itself.
+class CurrentContext {
+public:
+  CurrentContext(const Api &api, CUcontext context)
+      : api_(api), pushed_(api.cuCtxPushCurrent_v2(context) == CUDA_SUCCESS) {}
+  CurrentContext(const CurrentContext &) = delete;
+  CurrentContext &operator=(const CurrentContext &) = delete;
+  ~CurrentContext() {
+    CUcontext popped;
+    if (pushed_)
+      api_.cuCtxPopCurrent_v2(&popped);
+  }
+
+private:
+  const Api &api_;
+  bool pushed_;
+};
+
+void *devicePointer(CUdeviceptr address) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(address));
+}
+
+struct LaunchStep {
+  CUfunction function;
+  std::array<uint32_t, 3> grid;
+  std::array<uint32_t, 3> block;
+  uint32_t sharedMemoryBytes;
+  /// Kernel parameter i is the device address args[i] (see Session.h).
+  std::vector<CUdeviceptr> args;
+};
+
+/// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so
+/// cuBLASLt's A is the plan's b and its B the plan's a; its D is c (n x m
+/// column-major), whose rows are the bias vector's n elements.
+struct GemmStep {
+  MatmulDesc desc;
+  MatrixLayout layoutA;
+  MatrixLayout layoutB;
+  MatrixLayout layoutC;
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceBytes;
+  CUdeviceptr a;
+  CUdeviceptr b;
+  CUdeviceptr c;
+  /// alpha and beta in the scale type (f64 for f64 GEMMs, else f32).
+  std::array<unsigned char, 8> alpha;
+  std::array<unsigned char, 8> beta;
+};
+
+struct CopyStep {
+  CUdeviceptr src;
+  CUdeviceptr dst;
+  uint64_t bytes;
+  /// Distinct but overlapping regions, copied through the workspace.
+  bool overlapping;
+};
+
+struct FillStep {
+  CUdeviceptr dst;
+  uint64_t count;
+  /// 1, 2, 4 or 8: the bytes of one element, whose bits `pattern` holds.
+  uint32_t elementBytes;
+  uint64_t pattern;
+};
+
+struct DeviceStep {
+  std::variant<LaunchStep, GemmStep, CopyStep, FillStep> op;
+  std::string name;
+  std::string location;
+  /// "session of plan file 'p': function 'f' step #2 (model.cpp:7)".
+  std::string where;
+  /// Recorded around the step in profiled runs; created on first use.
+  Event start;
+  Event end;
+  uint64_t calls = 0;
+  double seconds = 0;
+};
+
+struct DeviceFunction {
+  std::string name;
+  /// "session of plan file 'p': run 'f'".
+  std::string where;
+  /// The step and rng_seed tensors it reads.
+  std::vector<uint32_t> fedTensors;
+  /// Output and input tensors it hands back to the caller.
+  std::vector<uint32_t> returned;
+  /// Persistent tensors it updates in place.
+  std::vector<uint32_t> updatedPersistent;
+  std::vector<DeviceStep> steps;
+  uint64_t executions = 0;
+  /// Captured by the second unprofiled execution.
+  GraphExec graph;
+};
+
+class CudaSession final : public CudaBackend {
+public:
+  CudaSession(const PlanFile &planFile, std::string planWhere,
+              std::string sessionWhere);
+  ~CudaSession() override;
+
+  void upload(uint32_t tensor, const HostArray &value) override;
+  void download(uint32_t tensor, HostArray &mirror) override;
+  void run(uint32_t function, std::map<uint32_t, HostArray> &io, uint64_t step,
+           Generator::State rng) override;
+  void replay(uint32_t function, uint64_t step, Generator::State rng) override;
+  void synchronize() override;
+  void setProfiling(bool on) override { state_->profiling = on; }
+  SessionStats stats() const override;
+  void resetStats() override;
+
+private:
+  /// Everything that needs the context current to be released: it is built
+  /// and destroyed while the context is pushed (see the constructor).
+  struct State {
+    Stream stream;
+    std::vector<DeviceMemory> memory;
+    uint64_t arenaBytes = 0;
+    uint64_t allocatedBytes = 0;
+    /// Per tensor: name, role, device address (0 for an empty tensor) and
+    /// whether a run may have changed it since the host last saw it.
+    std::vector<std::string> names;
+    std::vector<plan::Role> roles;
+    std::vector<CUdeviceptr> addresses;
+    std::vector<bool> deviceNewer;
+    std::vector<Module> modules;
+    BlasLtHandle blasLt;
+    /// 0 until a GEMM or an overlapping copy needs it.
+    CUdeviceptr workspace = 0;
+    std::vector<DeviceFunction> functions;
+    bool profiling = false;
+  };
+
+  void build(State &state, const PlanFile &planFile) const;
+  CUdeviceptr allocate(State &state, uint64_t bytes,
+                       const std::string &what) const;
+  Module loadModule(const plan::KernelImage &image, uint32_t index) const;
+  LaunchStep
+  compileLaunch(State &state, const plan::KernelLaunch &launch,
+                const std::string &where,
+                std::map<std::pair<uint32_t, std::string>,
+                         std::pair<CUfunction, uint32_t>> &kernels) const;
+  GemmStep compileGemm(State &state, const plan::Gemm &gemm, DType dtype,
+                       const std::string &where) const;
+  void ensureWorkspace(State &state) const;
+
+  void launch(DeviceFunction &function, uint64_t stepCount,
+              Generator::State rng);
+  void capture(DeviceFunction &function);
+  void enqueue(DeviceStep &step);
+  void enqueueGemm(GemmStep &gemm, const std::string &where);
+  void enqueueCopy(const CopyStep &copy, const std::string &where);
+  void enqueueFill(const FillStep &fill, const std::string &where);
+
+  const Api &api_;
+  std::string planWhere_;
+  std::string sessionWhere_;
+  PrimaryContext context_;
+  std::unique_ptr<State> state_;
+};
+
+CudaSession::CudaSession(const PlanFile &planFile, std::string planWhere,
+                         std::string sessionWhere)
+    : api_(cuda::api(planWhere)), planWhere_(std::move(planWhere)),
+      sessionWhere_(std::move(sessionWhere)), context_(api_, planWhere_) {
+  // Should building throw, `state` is destroyed before `current` pops the
+  // context, so everything built so far is released inside it.
+  CurrentContext current(api_, context_.context());
+  auto state = std::make_unique<State>();
+  build(*state, planFile);
+  state_ = std::move(state);
+}
+
+CudaSession::~CudaSession() {
+  CurrentContext current(api_, context_.context());
+  // Work still queued (replays) must not outlive its memory.
+  api_.cuStreamSynchronize(state_->stream.get());
+  state_.reset();
+}
+
+CUdeviceptr CudaSession::allocate(State &state, uint64_t bytes,
+                                  const std::string &what) const {
+  CUdeviceptr address = 0;
+  CUresult result = api_.cuMemAlloc_v2(&address, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t freeBytes = 0, totalBytes = 0;
+    api_.cuMemGetInfo_v2(&freeBytes, &totalBytes);
+    throw Error(planWhere_ + ": out of device memory: " + what + " needs " +
+                std::to_string(bytes) + " bytes, " + std::to_string(freeBytes) +
+                " bytes free of " + std::to_string(totalBytes));
+  }
+  check(result, "cuMemAlloc",
+        planWhere_ + ": allocating " + what + " (" + std::to_string(bytes) +
+            " bytes)");
+  state.memory.emplace_back(api_, address);
+  state.allocatedBytes += bytes;
+  // Zeroed, like the CPU session's memory: optimizer state starts at zero.
+  check(api_.cuMemsetD8Async(address, 0, bytes, state.stream.get()),
+        "cuMemsetD8Async", planWhere_ + ": zeroing " + what);
+  return address;
+}
+
+void CudaSession::ensureWorkspace(State &state) const {
+  if (!state.workspace)
+    state.workspace =
+        allocate(state, kWorkspaceBytes, "the cuBLASLt workspace");
+}
+
+Module CudaSession::loadModule(const plan::KernelImage &image,
+                               uint32_t index) const {
+  std::string what = planWhere_ + ": kernel image #" + std::to_string(index) +
+                     " (" + imageFormatName(image.format()) + ")";
+  const void *data = image.bytes()->data();
+  // The driver reads PTX up to a NUL, which the plan does not store.
+  std::string ptx;
+  if (image.format() == plan::ImageFormat::Ptx) {
+    ptx.assign(reinterpret_cast<const char *>(image.bytes()->data()),
+               image.bytes()->size());
+    data = ptx.c_str();
+  }
+  std::vector<char> log(16 << 10, '\0');
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(),
+                    reinterpret_cast<void *>(uintptr_t(log.size() - 1))};
+  CUmodule module = nullptr;
+  CUresult result = api_.cuModuleLoadDataEx(&module, data, 2, options, values);
+  if (result != CUDA_SUCCESS) {
+    std::string details(log.data());
+    std::replace(details.begin(), details.end(), '\n', ' ');
+    throw Error(what + " does not load: cuModuleLoadDataEx failed: " +
+                cuda::resultName(result) +
+                (details.empty() ? "" : ": " + details));
+  }
+  return Module(module, api_.cuModuleUnload);
+}
+
+LaunchStep CudaSession::compileLaunch(
+    State &state, const plan::KernelLaunch &launch, const std::string &where,
+    std::map<std::pair<uint32_t, std::string>, std::pair<CUfunction, uint32_t>>
+        &kernels) const {
+  std::string symbol = launch.symbol()->str();
+  std::string kernelName =
+      "kernel '" + symbol + "' of image #" + std::to_string(launch.image());
+  auto [entry, isNew] =
+      kernels.try_emplace({launch.image(), symbol}, nullptr, 0);
+  auto &[function, sharedMemoryLimit] = entry->second;
+  if (isNew) {
+    CUresult result = api_.cuModuleGetFunction(
+        &function, state.modules[launch.image()].get(), symbol.c_str());
+    if (result == CUDA_ERROR_NOT_FOUND)
+      throw Error(planWhere_ + ": kernel image #" +
+                  std::to_string(launch.image()) + " has no symbol '" + symbol +
+                  "' (" + where + ")");
+    check(result, "cuModuleGetFunction",
+          planWhere_ + ": " + where + ": resolving " + kernelName);
+    sharedMemoryLimit = kDefaultSharedMemoryBytes;
+  }
+
+  // The ABI (Session.h): one 8-byte device address per argument. Checked
+  // here, since a kernel reads whatever it is given.
+  size_t parameterCount = 0;
+  for (;; ++parameterCount) {
+    size_t offset = 0, bytes = 0;
+    CUresult result =
+        api_.cuFuncGetParamInfo(function, parameterCount, &offset, &bytes);
+    if (result == CUDA_ERROR_INVALID_VALUE) // past the last parameter
+      break;
+    check(result, "cuFuncGetParamInfo",
+          planWhere_ + ": " + where + ": reading the parameters of " +
+              kernelName);
+    if (bytes != sizeof(CUdeviceptr))
+      throw Error(planWhere_ + ": " + where + ": parameter " +
+                  std::to_string(parameterCount) + " of " + kernelName +
+                  " has " + std::to_string(bytes) +
+                  " bytes, not those of a device address (8)");
+  }
+  if (parameterCount != launch.args()->size())
+    throw Error(planWhere_ + ": " + where + ": " + kernelName + " takes " +
+                std::to_string(parameterCount) +
+                " parameters but the launch passes " +
+                std::to_string(launch.args()->size()) + " tensors");
+
+  uint32_t sharedMemoryBytes = launch.shared_memory_bytes();
+  if (sharedMemoryBytes > sharedMemoryLimit) {
+    int deviceLimit = 0;
+    check(api_.cuDeviceGetAttribute(
+              &deviceLimit,
+              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+              context_.device()),
+          "cuDeviceGetAttribute",
+          planWhere_ + ": reading the device's shared memory per block");
+    if (sharedMemoryBytes > uint32_t(deviceLimit))
+      throw Error(planWhere_ + ": " + where + ": " + kernelName +
+                  " is launched with " + std::to_string(sharedMemoryBytes) +
+                  " bytes of shared memory; the device allows " +
+                  std::to_string(deviceLimit) + " per block");
+    check(api_.cuFuncSetAttribute(
+              function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              int(sharedMemoryBytes)),
+          "cuFuncSetAttribute",
+          planWhere_ + ": " + where + ": letting " + kernelName + " use " +
+              std::to_string(sharedMemoryBytes) + " bytes of shared memory");
+    sharedMemoryLimit = sharedMemoryBytes;
+  }
+
+  LaunchStep step{
+      function,
+      {launch.grid()->x(), launch.grid()->y(), launch.grid()->z()},
+      {launch.block()->x(), launch.block()->y(), launch.block()->z()},
+      sharedMemoryBytes,
+      {}};
+  for (uint32_t arg : *launch.args())
+    step.args.push_back(state.addresses[arg]);
+  return step;
+}
+
+/// The largest power of two, up to kBestOperandAlignment, dividing `address`
+/// and, for batches, the byte stride between them.
+uint32_t operandAlignment(CUdeviceptr address, int64_t batchCount,
+                          int64_t strideElements, uint64_t elementBytes) {
+  uint64_t bits = address | kBestOperandAlignment;
+  if (batchCount > 1 && strideElements != 0)
+    bits |= uint64_t(strideElements) * elementBytes;
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
+GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
+                                  DType dtype, const std::string &where) const {
+  std::string what = planWhere_ + ": " + where;
+  if (!state.blasLt) {
+    cublasLtHandle_t handle = nullptr;
+    check(api_.cublasLtCreate(&handle), "cublasLtCreate",
+          what + ": creating the cuBLASLt handle");
+    state.blasLt = BlasLtHandle(handle, api_.cublasLtDestroy);
+  }
+  ensureWorkspace(state);
+
+  cudaDataType_t type = CUDA_R_32F, scaleType = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  switch (dtype) {
+  case DType::F32:
+    if (gemm.allow_tf32())
+      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    break;
+  case DType::F64:
+    type = scaleType = CUDA_R_64F;
+    compute = CUBLAS_COMPUTE_64F;
+    break;
+  case DType::F16:
+    type = CUDA_R_16F;
+    break;
+  default: // bf16: the plan loader admits no other dtype
+    type = CUDA_R_16BF;
+    break;
+  }
+
+  GemmStep step{};
+  cublasLtMatmulDesc_t desc = nullptr;
+  check(api_.cublasLtMatmulDescCreate(&desc, compute, scaleType),
+        "cublasLtMatmulDescCreate", what);
+  step.desc = MatmulDesc(desc, api_.cublasLtMatmulDescDestroy);
+  auto setDesc = [&](cublasLtMatmulDescAttributes_t attribute,
+                     const auto &value) {
+    check(api_.cublasLtMatmulDescSetAttribute(desc, attribute, &value,
+                                              sizeof(value)),
+          "cublasLtMatmulDescSetAttribute", what);
+  };
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSA,
+          int32_t(gemm.transpose_b() ? CUBLAS_OP_T : CUBLAS_OP_N));
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSB,
+          int32_t(gemm.transpose_a() ? CUBLAS_OP_T : CUBLAS_OP_N));
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  switch (gemm.epilogue()) {
+  case plan::Epilogue::None:
+    break;
+  case plan::Epilogue::Bias:
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+    break;
+  case plan::Epilogue::Relu:
+    epilogue = CUBLASLT_EPILOGUE_RELU;
+    break;
+  case plan::Epilogue::BiasRelu:
+    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
+    break;
+  case plan::Epilogue::Gelu:
+    epilogue = CUBLASLT_EPILOGUE_GELU;
+    break;
+  case plan::Epilogue::BiasGelu:
+    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    break;
+  }
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue));
+  // Every batch adds the same bias: CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE
+  // keeps its default, 0; the bias dtype defaults to D's.
+  if (gemm.bias())
+    setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+            static_cast<const void *>(
+                devicePointer(state.addresses[*gemm.bias()])));
+
+  int64_t m = gemm.m(), n = gemm.n(), k = gemm.k();
+  int64_t batchCount = gemm.batch_count();
+  auto layout = [&](uint64_t rows, uint64_t cols, int64_t leading,
+                    int64_t stride) {
+    cublasLtMatrixLayout_t handle = nullptr;
+    check(api_.cublasLtMatrixLayoutCreate(&handle, type, rows, cols, leading),
+          "cublasLtMatrixLayoutCreate", what);
+    MatrixLayout owned(handle, api_.cublasLtMatrixLayoutDestroy);
+    if (batchCount > 1) {
+      int32_t count = static_cast<int32_t>(batchCount);
+      check(api_.cublasLtMatrixLayoutSetAttribute(
+                handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                sizeof(count)),
+            "cublasLtMatrixLayoutSetAttribute", what);
+      check(api_.cublasLtMatrixLayoutSetAttribute(
+                handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                sizeof(stride)),
+            "cublasLtMatrixLayoutSetAttribute", what);
+    }
+    return owned;
+  };
+  // Column-major views of the row-major operands (see GemmStep).
+  step.layoutA = gemm.transpose_b() ? layout(k, n, k, gemm.stride_b())
+                                    : layout(n, k, n, gemm.stride_b());
+  step.layoutB = gemm.transpose_a() ? layout(m, k, m, gemm.stride_a())
+                                    : layout(k, m, k, gemm.stride_a());
+  step.layoutC = layout(n, m, n, gemm.stride_c());
+  step.a = state.addresses[gemm.b()];
+  step.b = state.addresses[gemm.a()];
+  step.c = state.addresses[gemm.c()];
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  check(api_.cublasLtMatmulPreferenceCreate(&preference),
+        "cublasLtMatmulPreferenceCreate", what);
+  MatmulPreference ownedPreference(preference,
+                                   api_.cublasLtMatmulPreferenceDestroy);
+  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attribute,
+                           const auto &value) {
+    check(api_.cublasLtMatmulPreferenceSetAttribute(preference, attribute,
+                                                    &value, sizeof(value)),
+          "cublasLtMatmulPreferenceSetAttribute", what);
+  };
+  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                uint64_t(kWorkspaceBytes));
+  // Batches at odd strides are less aligned than the allocations; an
+  // algorithm assuming more would fault.
+  uint64_t elementBytes = dtypeSize(dtype);
+  setPreference(
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      operandAlignment(step.a, batchCount, gemm.stride_b(), elementBytes));
+  setPreference(
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      operandAlignment(step.b, batchCount, gemm.stride_a(), elementBytes));
+  uint32_t alignmentC =
+      operandAlignment(step.c, batchCount, gemm.stride_c(), elementBytes);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignmentC);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignmentC);
+
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  check(api_.cublasLtMatmulAlgoGetHeuristic(
+            state.blasLt.get(), desc, step.layoutA.get(), step.layoutB.get(),
+            step.layoutC.get(), step.layoutC.get(), preference, 1, &heuristic,
+            &found),
+        "cublasLtMatmulAlgoGetHeuristic", what);
+  if (found == 0 || heuristic.state != CUBLAS_STATUS_SUCCESS)
+    throw Error(what + ": cuBLASLt has no algorithm for this " +
+                dtypeName(dtype) + " gemm (epilogue " +
+                epilogueName(gemm.epilogue()) +
+                (gemm.allow_tf32() ? ", tf32" : "") + ")");
+  step.algo = heuristic.algo;
+  step.workspaceBytes = heuristic.workspaceSize;
+
+  if (scaleType == CUDA_R_64F) {
+    double alpha = gemm.alpha(), beta = gemm.beta();
+    std::memcpy(step.alpha.data(), &alpha, sizeof(alpha));
+    std::memcpy(step.beta.data(), &beta, sizeof(beta));
+  } else {
+    float alpha = static_cast<float>(gemm.alpha());
+    float beta = static_cast<float>(gemm.beta());
+    std::memcpy(step.alpha.data(), &alpha, sizeof(alpha));
+    std::memcpy(step.beta.data(), &beta, sizeof(beta));
+  }
+  return step;
+}
+
+bool isPersistent(plan::Role role) {
+  return isCheckpointedRole(role) || role == plan::Role::Lr ||
+         role == plan::Role::RngSeed || role == plan::Role::Step;
+}
+
+void CudaSession::build(State &state, const PlanFile &planFile) const {
+  const plan::Plan &plan = planFile.plan();
+  CUstream stream = nullptr;
+  check(api_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+        planWhere_ + ": creating the session's stream");
+  state.stream = Stream(stream, api_.cuStreamDestroy_v2);
+
+  uint32_t tensorCount = plan.tensors()->size();
+  state.arenaBytes = plan.memory()->arena_bytes();
+  CUdeviceptr arena = 0;
+  if (state.arenaBytes != 0)
+    arena = allocate(state, state.arenaBytes, "the arena");
+  state.addresses.assign(tensorCount, 0);
+  state.deviceNewer.assign(tensorCount, false);
+  for (uint32_t i = 0; i < tensorCount; ++i) {
+    const plan::Tensor &entry = *plan.tensors()->Get(i);
+    state.names.push_back(entry.name()->str());
+    state.roles.push_back(entry.role());
+    if (entry.role() == plan::Role::Temporary)
+      state.addresses[i] = arena + entry.arena_offset();
+    else if (entry.bytes() != 0)
+      state.addresses[i] =
+          allocate(state, entry.bytes(),
+                   std::string(roleName(entry.role())) + " '" + state.names[i] +
+                       "' (" + dtypeName(toDType(entry.dtype())) +
+                       shapeString(planFile.tensorShape(i)) + ")");
+  }
+
+  for (uint32_t i = 0; i < plan.images()->size(); ++i)
+    state.modules.push_back(loadModule(*plan.images()->Get(i), i));
+
+  std::map<std::pair<uint32_t, std::string>, std::pair<CUfunction, uint32_t>>
+      kernels;
+  for (const plan::Function *function : *plan.functions()) {
+    DeviceFunction &compiled = state.functions.emplace_back();
+    compiled.name = function->name()->str();
+    compiled.where = sessionWhere_ + ": run '" + compiled.name + "'";
+    for (uint32_t input : *function->inputs())
+      if (state.roles[input] == plan::Role::Step ||
+          state.roles[input] == plan::Role::RngSeed)
+        compiled.fedTensors.push_back(input);
+    for (uint32_t output : *function->outputs()) {
+      plan::Role role = state.roles[output];
+      if (role == plan::Role::Output || role == plan::Role::Input)
+        compiled.returned.push_back(output);
+      else if (isPersistent(role))
+        compiled.updatedPersistent.push_back(output);
+    }
+    for (uint32_t i = 0; i < function->steps()->size(); ++i) {
+      const plan::Step &step = *function->steps()->Get(i);
+      DeviceStep &out = compiled.steps.emplace_back();
+      out.name = stepName(planFile, step);
+      if (step.location())
+        out.location = step.location()->str();
+      std::string where =
+          "function '" + compiled.name + "' step #" + std::to_string(i) +
+          (out.location.empty() ? "" : " (" + out.location + ")");
+      out.where = sessionWhere_ + ": " + where;
+      switch (step.kind_type()) {
+      case plan::StepKind::KernelLaunch:
+        out.op =
+            compileLaunch(state, *step.kind_as_KernelLaunch(), where, kernels);
+        break;
+      case plan::StepKind::Gemm: {
+        const plan::Gemm &gemm = *step.kind_as_Gemm();
+        out.op =
+            compileGemm(state, gemm, planFile.tensorDType(gemm.a()), where);
+        break;
+      }
+      case plan::StepKind::Copy: {
+        const plan::Copy &copy = *step.kind_as_Copy();
+        CUdeviceptr src = state.addresses[copy.src()];
+        CUdeviceptr dst = state.addresses[copy.dst()];
+        bool overlapping =
+            src != dst && src < dst + copy.bytes() && dst < src + copy.bytes();
+        if (overlapping)
+          ensureWorkspace(state);
+        out.op = CopyStep{src, dst, copy.bytes(), overlapping};
+        break;
+      }
+      default: {
+        const plan::Fill &fill = *step.kind_as_Fill();
+        DType dtype = planFile.tensorDType(fill.dst());
+        HostArray element(dtype, {});
+        element.setDouble(0, fill.value());
+        FillStep op{state.addresses[fill.dst()],
+                    plan.tensors()->Get(fill.dst())->bytes() / dtypeSize(dtype),
+                    static_cast<uint32_t>(dtypeSize(dtype)), 0};
+        std::memcpy(&op.pattern, element.data(), element.nbytes());
+        out.op = op;
+        break;
+      }
+      }
+    }
+  }
+  check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize",
+        planWhere_ + ": zeroing the device memory");
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+void CudaSession::enqueueGemm(GemmStep &gemm, const std::string &where) {
+  check(api_.cublasLtMatmul(
+            state_->blasLt.get(), gemm.desc.get(), gemm.alpha.data(),
+            devicePointer(gemm.a), gemm.layoutA.get(), devicePointer(gemm.b),
+            gemm.layoutB.get(), gemm.beta.data(), devicePointer(gemm.c),
+            gemm.layoutC.get(), devicePointer(gemm.c), gemm.layoutC.get(),
+            &gemm.algo, devicePointer(state_->workspace), gemm.workspaceBytes,
+            state_->stream.get()),
+        "cublasLtMatmul", where);
+}
+
+void CudaSession::enqueueCopy(const CopyStep &copy, const std::string &where) {
+  CUstream stream = state_->stream.get();
+  if (copy.bytes == 0 || copy.src == copy.dst)
+    return;
+  if (!copy.overlapping) {
+    check(api_.cuMemcpyDtoDAsync_v2(copy.dst, copy.src, copy.bytes, stream),
+          "cuMemcpyDtoDAsync", where);
+    return;
+  }
+  // As memmove: each chunk is read whole before it is written, and the
+  // chunks go in the order that reads every byte before it is overwritten.
+  bool backward = copy.dst > copy.src;
+  for (uint64_t done = 0; done < copy.bytes;) {
+    uint64_t length = std::min(kWorkspaceBytes, copy.bytes - done);
+    uint64_t offset = backward ? copy.bytes - done - length : done;
+    check(api_.cuMemcpyDtoDAsync_v2(state_->workspace, copy.src + offset,
+                                    length, stream),
+          "cuMemcpyDtoDAsync", where);
+    check(api_.cuMemcpyDtoDAsync_v2(copy.dst + offset, state_->workspace,
+                                    length, stream),
+          "cuMemcpyDtoDAsync", where);
+    done += length;
+  }
+}
+
+void CudaSession::enqueueFill(const FillStep &fill, const std::string &where) {
+  CUstream stream = state_->stream.get();
+  if (fill.count == 0)
+    return;
+  switch (fill.elementBytes) {
+  case 1:
+    check(api_.cuMemsetD8Async(fill.dst, uint8_t(fill.pattern), fill.count,
+                               stream),
+          "cuMemsetD8Async", where);
+    break;
+  case 2:
+    check(api_.cuMemsetD16Async(fill.dst, uint16_t(fill.pattern), fill.count,
+                                stream),
+          "cuMemsetD16Async", where);
+    break;
+  case 4:
+    check(api_.cuMemsetD32Async(fill.dst, uint32_t(fill.pattern), fill.count,
+                                stream),
+          "cuMemsetD32Async", where);
+    break;
+  default: {
+    // No 64-bit memset: the low and the high words, each a column of a
+    // pitch-8 2D memset (which graphs capture as memset nodes).
+    auto low = uint32_t(fill.pattern), high = uint32_t(fill.pattern >> 32);
+    if (low == high) {
+      check(api_.cuMemsetD32Async(fill.dst, low, 2 * fill.count, stream),
+            "cuMemsetD32Async", where);
+      break;
+    }
+    check(api_.cuMemsetD2D32Async(fill.dst, 8, low, 1, fill.count, stream),
+          "cuMemsetD2D32Async", where);
+    check(api_.cuMemsetD2D32Async(fill.dst + 4, 8, high, 1, fill.count, stream),
+          "cuMemsetD2D32Async", where);
+    break;
+  }
+  }
+}
+
+void CudaSession::enqueue(DeviceStep &step) {
+  if (auto *launch = std::get_if<LaunchStep>(&step.op)) {
+    std::vector<void *> params;
+    params.reserve(launch->args.size());
+    for (CUdeviceptr &arg : launch->args)
+      params.push_back(&arg);
+    check(api_.cuLaunchKernel(launch->function, launch->grid[0],
+                              launch->grid[1], launch->grid[2],
+                              launch->block[0], launch->block[1],
+                              launch->block[2], launch->sharedMemoryBytes,
+                              state_->stream.get(), params.data(), nullptr),
+          "cuLaunchKernel", step.where);
+  } else if (auto *gemm = std::get_if<GemmStep>(&step.op)) {
+    enqueueGemm(*gemm, step.where);
+  } else if (auto *copy = std::get_if<CopyStep>(&step.op)) {
+    enqueueCopy(*copy, step.where);
+  } else {
+    enqueueFill(std::get<FillStep>(step.op), step.where);
+  }
+}
+
+void CudaSession::capture(DeviceFunction &function) {
+  CUstream stream = state_->stream.get();
+  std::string what = function.where + ": capturing its steps in a CUDA graph";
+  // Thread-local: other threads' sessions keep working meanwhile.
+  check(
+      api_.cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+      "cuStreamBeginCapture", what);
+  try {
+    for (DeviceStep &step : function.steps)
+      enqueue(step);
+  } catch (...) {
+    // Ends the broken capture, so that the stream works again.
+    CUgraph broken = nullptr;
+    api_.cuStreamEndCapture(stream, &broken);
+    if (broken)
+      api_.cuGraphDestroy(broken);
+    throw;
+  }
+  CUgraph captured = nullptr;
+  check(api_.cuStreamEndCapture(stream, &captured), "cuStreamEndCapture", what);
+  Graph graph(captured, api_.cuGraphDestroy);
+  CUgraphExec executable = nullptr;
+  check(api_.cuGraphInstantiateWithFlags(&executable, graph.get(), 0),
+        "cuGraphInstantiateWithFlags", what);
+  function.graph = GraphExec(executable, api_.cuGraphExecDestroy);
+}
+
+void CudaSession::launch(DeviceFunction &function, uint64_t stepCount,
+                         Generator::State rng) {
+  State &state = *state_;
+  CUstream stream = state.stream.get();
+  // Memsets carry the values themselves, so no host buffer has to live until
+  // the stream reaches them (replays do not wait).
+  for (uint32_t tensor : function.fedTensors) {
+    auto feed = [&](CUdeviceptr at, uint64_t value) {
+      for (uint32_t word : {0, 1})
+        check(api_.cuMemsetD32Async(at + 4 * word,
+                                    uint32_t(value >> (32 * word)), 1, stream),
+              "cuMemsetD32Async",
+              function.where + ": feeding '" + state.names[tensor] + "'");
+    };
+    CUdeviceptr address = state.addresses[tensor];
+    if (state.roles[tensor] == plan::Role::Step) {
+      feed(address, stepCount);
+    } else {
+      feed(address, rng.seed);
+      feed(address + 8, rng.offset);
+    }
+  }
+  for (uint32_t tensor : function.updatedPersistent)
+    state.deviceNewer[tensor] = true;
+
+  if (state.profiling) {
+    for (DeviceStep &step : function.steps) {
+      for (Event *event : {&step.start, &step.end})
+        if (!*event) {
+          CUevent created = nullptr;
+          check(api_.cuEventCreate(&created, CU_EVENT_DEFAULT), "cuEventCreate",
+                step.where + ": creating its timing events");
+          *event = Event(created, api_.cuEventDestroy_v2);
+        }
+      check(api_.cuEventRecord(step.start.get(), stream), "cuEventRecord",
+            step.where);
+      enqueue(step);
+      check(api_.cuEventRecord(step.end.get(), stream), "cuEventRecord",
+            step.where);
+    }
+    check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize",
+          function.where);
+    for (DeviceStep &step : function.steps) {
+      float milliseconds = 0;
+      check(api_.cuEventElapsedTime_v2(&milliseconds, step.start.get(),
+                                       step.end.get()),
+            "cuEventElapsedTime", step.where);
+      step.seconds += milliseconds / 1e3;
+      ++step.calls;
+    }
+  } else if (function.executions == 0 || function.steps.empty()) {
+    // The first execution loads the kernels and warms cuBLASLt, which a
+    // capture cannot do.
+    for (DeviceStep &step : function.steps)
+      enqueue(step);
+  } else {
+    if (!function.graph)
+      capture(function);
+    check(api_.cuGraphLaunch(function.graph.get(), stream), "cuGraphLaunch",
+          function.where);
+  }
+  ++function.executions;
+}
+
+void CudaSession::run(uint32_t index, std::map<uint32_t, HostArray> &io,
+                      uint64_t step, Generator::State rng) {
+  CurrentContext current(api_, context_.context());
+  State &state = *state_;
+  DeviceFunction &function = state.functions[index];
+  CUstream stream = state.stream.get();
+  for (const auto &[tensor, array] : io)
+    if (state.roles[tensor] == plan::Role::Input && array.nbytes() != 0)
+      check(api_.cuMemcpyHtoDAsync_v2(state.addresses[tensor], array.data(),
+                                      array.nbytes(), stream),
+            "cuMemcpyHtoDAsync",
+            function.where + ": copying input '" + state.names[tensor] + "' (" +
+                std::to_string(array.nbytes()) + " bytes) to the device");
+  launch(function, step, rng);
+  for (uint32_t tensor : function.returned) {
+    HostArray &array = io.at(tensor);
+    if (array.nbytes() != 0)
+      check(api_.cuMemcpyDtoHAsync_v2(array.data(), state.addresses[tensor],
+                                      array.nbytes(), stream),
+            "cuMemcpyDtoHAsync",
+            function.where + ": copying '" + state.names[tensor] + "' (" +
+                std::to_string(array.nbytes()) + " bytes) to the host");
+  }
+  check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize",
+        function.where);
+}
+
+void CudaSession::replay(uint32_t index, uint64_t step, Generator::State rng) {
+  CurrentContext current(api_, context_.context());
+  launch(state_->functions[index], step, rng);
+}
+
+void CudaSession::synchronize() {
+  CurrentContext current(api_, context_.context());
+  check(api_.cuStreamSynchronize(state_->stream.get()), "cuStreamSynchronize",
+        sessionWhere_ + ": synchronizing");
+}
+
+void CudaSession::upload(uint32_t tensor, const HostArray &value) {
+  CurrentContext current(api_, context_.context());
+  State &state = *state_;
+  if (value.nbytes() != 0)
+    check(api_.cuMemcpyHtoDAsync_v2(state.addresses[tensor], value.data(),
+                                    value.nbytes(), state.stream.get()),
+          "cuMemcpyHtoDAsync",
+          sessionWhere_ + ": bind '" + state.names[tensor] + "' (" +
+              std::to_string(value.nbytes()) + " bytes)");
+  state.deviceNewer[tensor] = false;
+}
+
+void CudaSession::download(uint32_t tensor, HostArray &mirror) {
+  State &state = *state_;
+  if (!state.deviceNewer[tensor])
+    return;
+  CurrentContext current(api_, context_.context());
+  std::string what = sessionWhere_ + ": reading '" + state.names[tensor] +
+                     "' (" + std::to_string(mirror.nbytes()) +
+                     " bytes) from the device";
+  check(api_.cuMemcpyDtoHAsync_v2(mirror.data(), state.addresses[tensor],
+                                  mirror.nbytes(), state.stream.get()),
+        "cuMemcpyDtoHAsync", what);
+  check(api_.cuStreamSynchronize(state.stream.get()), "cuStreamSynchronize",
+        what);
+  state.deviceNewer[tensor] = false;
+}
+
+SessionStats CudaSession::stats() const {
+  SessionStats stats;
+  for (const DeviceFunction &function : state_->functions)
+    for (const DeviceStep &step : function.steps)
+      stats.steps.push_back(
+          {function.name, step.name, step.location, step.calls, step.seconds});
+  stats.arenaBytes = state_->arenaBytes;
+  stats.externalBytes = state_->allocatedBytes - state_->arenaBytes;
+  // Everything is allocated when the session is created.
+  stats.peakBytes = state_->allocatedBytes;
+  return stats;
+}
+
+void CudaSession::resetStats() {
+  for (DeviceFunction &function : state_->functions)
+    for (DeviceStep &step : function.steps) {
+      step.calls = 0;
+      step.seconds = 0;
+    }
+}
+
+} // namespace
+
+std::unique_ptr<CudaBackend>
+CudaBackend::create(const PlanFile &planFile, const std::string &planWhere,
+                    const std::string &sessionWhere) {
+  return std::make_unique<CudaSession>(planFile, planWhere, sessionWhere);
+}
+
+std::string cudaUnavailableReason() { return cuda::unavailableReason(); }
+
+} // namespace genesis

@@ -1,0 +1,69 @@
+//===- CudaBackend.h - The device side of cuda sessions ---------*- C++ -*-===//
+//
+// A Session keeps what every target shares: the tensor table, the checks of
+// inputs and bindings, host copies of the persistent tensors, the step count
+// and the RNG state. For a cuda plan it hands the rest to a CudaBackend:
+// device memory, kernel modules, cuBLASLt, the stream and the CUDA graphs.
+// Session.h describes the behaviour; tensors are named by their index in the
+// plan's tensor table and functions by theirs in its function list.
+//
+// Built with CUDA, CudaBackend.cpp implements it; without, create() throws.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_RUNTIME_CUDABACKEND_H
+#define GENESIS_RUNTIME_CUDABACKEND_H
+
+#include "runtime/HostArray.h"
+#include "runtime/PlanFile.h"
+#include "runtime/Random.h"
+#include "runtime/Session.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace genesis {
+
+class CudaBackend {
+public:
+  /// Loads the CUDA driver and cuBLASLt (once per process), retains the
+  /// primary context of device 0, allocates the arena, the persistent
+  /// tensors, the input and output buffers (all zeroed) and, for GEMMs, the
+  /// cuBLASLt workspace; loads the kernel images, resolves and checks every
+  /// launched kernel and picks every GEMM's algorithm. Messages about the
+  /// plan start with `planWhere`, those about running it with
+  /// `sessionWhere`.
+  static std::unique_ptr<CudaBackend> create(const PlanFile &planFile,
+                                             const std::string &planWhere,
+                                             const std::string &sessionWhere);
+  virtual ~CudaBackend() = default;
+
+  /// Copies `value` into the device storage of persistent tensor `tensor`.
+  virtual void upload(uint32_t tensor, const HostArray &value) = 0;
+  /// Copies persistent tensor `tensor` into `mirror` when a run may have
+  /// changed it since the last upload or download.
+  virtual void download(uint32_t tensor, HostArray &mirror) = 0;
+
+  /// Runs `function` and waits for it: copies the input-role arrays of `io`
+  /// to their device buffers, feeds the step and RNG tensors with `step` and
+  /// `rng`, executes the steps and copies the function's output-role and
+  /// updated input-role tensors back into `io`.
+  virtual void run(uint32_t function, std::map<uint32_t, HostArray> &io,
+                   uint64_t step, Generator::State rng) = 0;
+  /// Enqueues one more execution of `function` on its device buffers as the
+  /// last execution left them, feeding `step` and `rng`; does not wait.
+  virtual void replay(uint32_t function, uint64_t step,
+                      Generator::State rng) = 0;
+  /// Waits for everything enqueued.
+  virtual void synchronize() = 0;
+
+  virtual void setProfiling(bool on) = 0;
+  virtual SessionStats stats() const = 0;
+  virtual void resetStats() = 0;
+};
+
+} // namespace genesis
+
+#endif // GENESIS_RUNTIME_CUDABACKEND_H
