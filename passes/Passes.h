@@ -4,12 +4,15 @@
 #define GENESIS_PASSES_PASSES_H
 
 #include "dialect/IR/GenesisDialect.h"
+#include "runtime/PlanFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -92,29 +95,44 @@ void formFusions(mlir::func::FuncOp function);
 /// outputs, in the kernel's argument order.
 mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
 
+/// How compilePlan compiles.
+struct PlanOptions {
+  /// Cpu (genesis-lower-cpu, one elf-so image) or Cuda (genesis-lower-cuda,
+  /// a cubin for sm_90 and its PTX).
+  plan::Target target = plan::Target::Cpu;
+  /// Print each pass manager's per-pass times to stderr.
+  bool timing = false;
+  /// Let f32 GEMMs use TF32 tensor cores (CUDA; ~1e-3 relative error).
+  bool allowTf32 = false;
+};
+
 /// Compiles `functions` of `module` (a clone of it; the module is left as it
-/// is) into a cpu plan file: fusion, CPU kernels (one elf-so image), memory
-/// plans and the steps of every function, and returns the file's bytes (see
-/// runtime/PlanFile.h). Arguments become tensors shared by genesis.name;
-/// results named like an argument update it in place. A `step` argument is
-/// fed the completed steps by the runtime, so the plan adds one. An rng_seed
-/// argument (tensor<i64>) becomes the session-fed i64[2] (seed, offset)
-/// tensor that the dropout kernels read; each function's rng_offset_advance
-/// is the largest `offset + numel` of its dropout ops. all_reduce is the
-/// identity in a single-process plan: a Copy step (a multi-rank runtime will
-/// replace it). Emits a diagnostic naming the op and its location for
-/// anything without a CPU lowering.
+/// is) into a plan file: fusion, kernels, memory plans and the steps of
+/// every function, and returns the file's bytes (see runtime/PlanFile.h).
+/// Arguments become tensors shared by genesis.name; results named like an
+/// argument update it in place. A `step` argument is fed the completed steps
+/// by the runtime, so the plan adds one. An rng_seed argument (tensor<i64>)
+/// becomes the session-fed i64[2] (seed, offset) tensor that the dropout
+/// kernels read; each function's rng_offset_advance is the largest `offset +
+/// numel` of its dropout ops. all_reduce is the identity in a single-process
+/// plan: a Copy step (a multi-rank runtime will replace it). Emits a
+/// diagnostic naming the op and its location for anything without a
+/// lowering for the target.
+mlir::FailureOr<std::vector<uint8_t>>
+compilePlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
+            const PlanOptions &options);
+
+/// compilePlan for the CPU.
 mlir::FailureOr<std::vector<uint8_t>>
 compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
                bool timing = false);
 
-/// The IR stages of compileCpuPlan, in place: keeps only `functions` (and
-/// what they call), adds one to their step arguments, runs canonicalize, CSE
-/// and genesis-fuse, then genesis-lower-cpu. With `timing`, each pass
-/// manager prints its per-pass times to stderr.
-mlir::LogicalResult lowerForCpu(mlir::ModuleOp module,
-                                llvm::ArrayRef<std::string> functions,
-                                bool timing = false);
+/// The IR stages of compilePlan, in place: keeps only `functions` (and what
+/// they call), adds one to their step arguments, runs canonicalize, CSE and
+/// genesis-fuse, then genesis-lower-cpu or genesis-lower-cuda.
+mlir::LogicalResult lowerForTarget(mlir::ModuleOp module,
+                                   llvm::ArrayRef<std::string> functions,
+                                   const PlanOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

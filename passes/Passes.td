@@ -260,4 +260,56 @@ def GenesisLowerCpu : Pass<"genesis-lower-cpu", "mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
+  let summary = "Fusion regions and ops to GPU kernels (gpu.func)";
+  let description = [{
+    For every `genesis.fusion`, and every op outside fusions that has a CPU
+    op kernel, of every function, emits a kernel `gpu.func
+    @<function>_<kind><N>` into the `gpu.module @genesis_kernels` (the module
+    becomes a `gpu.container_module`), taking the op's inputs and then its
+    results as memrefs (one bare device pointer each once lowered), and
+    records on the op `genesis.kernel = @...` and `genesis.launch =
+    array<i64: grid, block, shared_bytes>` (1-D grids and blocks). The op
+    stays in place for the plan. Tensors of 2^31 or more elements are
+    refused: kernels index with 32 bits.
+
+    Emitters, chosen per kernel (as XLA's):
+    - Loop fusion: a grid-stride loop (256-thread blocks, at most 132 x 8
+      blocks) over the flattened result, 4 consecutive elements per
+      iteration when the element count allows. Inputs of the result's shape
+      and 32-bit results go through 16-byte `vector.load`/`vector.store`
+      (alignment 16: the arena and every device allocation are 256-byte
+      aligned and iterations start at multiples of 4 elements); broadcast
+      inputs are read per element through the index map. Each element is
+      computed by the elemental emitter shared with genesis-lower-cpu, in
+      the element type; the multi-index is delinearised once per iteration
+      (divisions by constants) when the lanes differ only in the last index.
+    - Reduction fusion with the reduced dimensions after the kept ones (a
+      row reduction): a warp per row (8 rows per 256-thread block), each lane
+      striding over the row, then a butterfly of `gpu.shuffle xor`; with
+      fewer than 132 x 16 rows of 4096 or more elements, a 1024-thread block
+      per row, warps combined through shared memory.
+    - Reduction fusion with the reduced dimensions before the kept ones (a
+      column reduction): 32 columns per block, the rows split across 8 (or
+      32) warps, partial results combined in a fixed order through shared
+      memory, so the result is deterministic.
+    - Other reductions: a thread per kept element.
+    - Ops outside fusions (optimizer updates, softmax, log_softmax,
+      cross_entropy and its gradient, dropout, layer/rms norm, rope,
+      attention, data movement): the CPU op kernel, a func.func over
+      [begin, end) of its outer loop computing in f64, is cloned into the
+      GPU module and called with one outer iteration per thread; the
+      elementwise ones (optimizer updates, dropout) are emitted over their
+      flattened shape, so each element gets a thread.
+    No kernel uses atomics, so every result is bitwise reproducible.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // GENESIS_PASSES_PASSES_TD

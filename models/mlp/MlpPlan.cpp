@@ -10,7 +10,8 @@
 namespace genesis::models {
 
 std::vector<uint8_t> compileMlpTrainingPlan(nn::Sequential &model,
-                                            int64_t batch, bool printIr) {
+                                            int64_t batch, bool printIr,
+                                            plan::Target target) {
   Trace trace("loss");
   trace.bind(model);
   Tensor images = trace.input("images", DType::F32, {batch, 784});
@@ -30,10 +31,12 @@ std::vector<uint8_t> compileMlpTrainingPlan(nn::Sequential &model,
     throw Error(capture.firstError("building the train step failed"));
   if (printIr)
     std::cout << trace.str() << "\n";
+  PlanOptions planOptions;
+  planOptions.target = target;
   mlir::FailureOr<std::vector<uint8_t>> plan =
-      compileCpuPlan(trace.module(), {"train_step", "loss"});
+      compilePlan(trace.module(), {"train_step", "loss"}, planOptions);
   if (mlir::failed(plan))
-    throw Error(capture.firstError("compiling the CPU plan failed"));
+    throw Error(capture.firstError("compiling the plan failed"));
   return *plan;
 }
 

@@ -4,18 +4,21 @@
 #define GENESIS_MODELS_MLP_MLPPLAN_H
 
 #include "frontend/nn/Module.h"
+#include "runtime/PlanFile.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace genesis::models {
 
-/// A CPU plan with `train_step` (cross-entropy, AdamW with weight decay 0.01
+/// A plan for `target` with `train_step` (cross-entropy, AdamW with weight decay 0.01
 /// except on biases) and `loss` (returning the loss and the logits) for an
 /// MLP classifier of 784 inputs and 10 classes on batches of `batch`.
 /// Prints the traced IR first when `printIr`.
-std::vector<uint8_t> compileMlpTrainingPlan(nn::Sequential &model,
-                                            int64_t batch, bool printIr = false);
+std::vector<uint8_t>
+compileMlpTrainingPlan(nn::Sequential &model, int64_t batch,
+                       bool printIr = false,
+                       plan::Target target = plan::Target::Cpu);
 
 } // namespace genesis::models
 

@@ -120,10 +120,13 @@ mlir::LogicalResult buildLoopNest(
 /// Whether `op`, outside any fusion, is compiled into a kernel of its own.
 bool hasOpKernel(mlir::Operation *op);
 
-/// Emits the kernel of such an op: operands then results as memrefs.
+/// Emits the kernel of such an op: operands then results as memrefs. With
+/// `flattenElementwise`, the elementwise ops (optimizer updates, dropout)
+/// take their operands and results of the parameter's shape flattened to
+/// 1-D, so the outer loop covers every element.
 mlir::FailureOr<mlir::func::FuncOp>
 emitOpKernel(mlir::Operation *op, llvm::StringRef name,
-             mlir::OpBuilder &moduleBuilder);
+             mlir::OpBuilder &moduleBuilder, bool flattenElementwise = false);
 
 /// Data-movement ops outside fusions (CpuDataKernels.cpp): transpose,
 /// slice, pad, concat, broadcast_in_dim, take, scatter_add, iota, argmax.

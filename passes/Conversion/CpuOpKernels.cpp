@@ -112,7 +112,8 @@ LogicalResult emitOptimizer(Operation *op, func::FuncOp kernel) {
   auto args = entry.getArguments();
   unsigned numOperands = op->getNumOperands();
   Value begin = args[args.size() - 2], end = args[args.size() - 1];
-  auto paramType = cast<RankedTensorType>(op->getOperand(0).getType());
+  // The kernel's own parameter type: the op's, or its flattened form.
+  auto paramType = cast<MemRefType>(kernel.getArgumentTypes()[0]);
   Type element = paramType.getElementType();
   auto scalar = [&](unsigned i) {
     return memref::LoadOp::create(b, loc, args[i], ValueRange()).getResult();
@@ -405,7 +406,9 @@ LogicalResult emitDropout(DropoutOp op, func::FuncOp kernel) {
   F64 f{b, loc};
   auto args = entry.getArguments();
   Value x = args[0], seed = args[1], out = args[2];
-  auto shape = cast<RankedTensorType>(op.getOperand().getType()).getShape();
+  // The kernel's operand shape (the op's, or its flattened form: the
+  // element's Philox counter is its row-major position either way).
+  auto shape = cast<MemRefType>(kernel.getArgumentTypes()[0]).getShape();
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c32 = [&](OpBuilder &ob, uint32_t v) -> Value {
     return arith::ConstantOp::create(ob, loc, i32,
@@ -468,9 +471,23 @@ LogicalResult emitDropout(DropoutOp op, func::FuncOp kernel) {
 } // namespace
 
 FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
-                                     OpBuilder &moduleBuilder) {
+                                     OpBuilder &moduleBuilder,
+                                     bool flattenElementwise) {
+  // Elementwise kernels over the flattened shape: the outer loop then
+  // covers every element.
+  auto flat = [&](Type type) -> Type {
+    auto tensor = cast<RankedTensorType>(type);
+    auto first = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!flattenElementwise || tensor.getShape() != first.getShape())
+      return type;
+    return RankedTensorType::get({first.getNumElements()},
+                                 tensor.getElementType());
+  };
+  auto flatAll = [&](TypeRange types) {
+    return llvm::map_to_vector(types, flat);
+  };
   if (auto dropout = dyn_cast<DropoutOp>(op)) {
-    auto type = cast<RankedTensorType>(dropout.getOperand().getType());
+    auto type = cast<RankedTensorType>(flat(dropout.getOperand().getType()));
     if (!type.getElementType().isF32() && !type.getElementType().isF64())
       return op->emitError("genesis-lower-cpu: 'genesis.dropout' is supported "
                            "on f32 and f64 only");
@@ -478,8 +495,8 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
     SmallVector<Type> inputs = {
         type, RankedTensorType::get({2}, moduleBuilder.getI64Type())};
     func::FuncOp kernel = createKernel(
-        moduleBuilder, op->getLoc(), name, inputs, op->getResultTypes(),
-        type.getRank() ? type.getDimSize(0) : 1);
+        moduleBuilder, op->getLoc(), name, inputs,
+        flatAll(op->getResultTypes()), type.getRank() ? type.getDimSize(0) : 1);
     if (failed(emitDropout(dropout, kernel))) {
       kernel.erase();
       return failure();
@@ -509,17 +526,24 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
     }
     return kernel;
   }
-  auto firstType = cast<RankedTensorType>(op->getOperand(0).getType());
+  bool optimizer =
+      isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op);
+  auto firstType = cast<RankedTensorType>(
+      optimizer ? flat(op->getOperand(0).getType()) : op->getOperand(0).getType());
   int64_t outer = 1;
-  if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op))
+  if (optimizer)
     outer = firstType.getRank() ? firstType.getDimSize(0) : 1;
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
   if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
     outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
+  SmallVector<Type> inputs(op->getOperandTypes()), outputs(op->getResultTypes());
+  if (optimizer) {
+    inputs = flatAll(inputs);
+    outputs = flatAll(outputs);
+  }
   func::FuncOp kernel =
-      createKernel(moduleBuilder, op->getLoc(), name, op->getOperandTypes(),
-                   op->getResultTypes(), outer);
+      createKernel(moduleBuilder, op->getLoc(), name, inputs, outputs, outer);
   LogicalResult emitted =
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](SoftmaxOp s) {

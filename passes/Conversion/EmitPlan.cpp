@@ -1,7 +1,7 @@
-//===- EmitPlan.cpp - Compiling functions into a cpu .gplan -------------===//
+//===- EmitPlan.cpp - Compiling functions into a .gplan ------------------===//
 //
-// compileCpuPlan: genesis IR -> fused -> CPU kernels + memory plan -> the
-// steps of a plan file (runtime/Plan.fbs) that a Session runs.
+// compilePlan: genesis IR -> fused -> CPU or GPU kernels + memory plan ->
+// the steps of a plan file (runtime/Plan.fbs) that a Session runs.
 //
 // The rng_seed argument (tensor<i64> in the IR) is the session-fed i64[2]
 // tensor (seed, offset) of the plan; the dropout kernels read both words.
@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CudaKernels.h"
 #include "dialect/Utils/DTypes.h"
 #include "runtime/PlanFile.h"
 #include "runtime/Sha256.h"
@@ -35,7 +36,7 @@ namespace {
 FailureOr<DType> dtypeFor(Operation *where, Type elementType) {
   if (std::optional<DType> dtype = toDType(elementType))
     return *dtype;
-  where->emitError("compileCpuPlan: unsupported element type ") << elementType;
+  where->emitError("compilePlan: unsupported element type ") << elementType;
   return failure();
 }
 
@@ -70,7 +71,7 @@ FailureOr<plan::Role> roleFor(Operation *where, StringRef role) {
     return plan::Role::Buffer;
   if (role == "rng_seed")
     return plan::Role::RngSeed;
-  where->emitError("compileCpuPlan: unknown genesis.role '") << role << "'";
+  where->emitError("compilePlan: unknown genesis.role '") << role << "'";
   return failure();
 }
 
@@ -195,7 +196,8 @@ double splatValue(ConstantOp constant) {
 /// Emits the tensors and steps of the plan.
 class Emitter {
 public:
-  explicit Emitter(PlanBuilder &builder) : builder_(builder) {}
+  Emitter(PlanBuilder &builder, const PlanOptions &options)
+      : builder_(builder), options_(options) {}
 
   /// The shared external tensor `name`; checks that every function agrees on
   /// its type and role.
@@ -204,7 +206,7 @@ public:
     auto it = externals_.find(name);
     if (it != externals_.end()) {
       if (it->second.type != type || it->second.role != role) {
-        where->emitError("compileCpuPlan: tensor '")
+        where->emitError("compilePlan: tensor '")
             << name << "' has different types or roles in two functions";
         return failure();
       }
@@ -220,7 +222,8 @@ public:
   }
 
   LogicalResult emitFunction(func::FuncOp function, const MemoryPlan &memory,
-                             int64_t extraBase, int64_t &extraEnd);
+                             int64_t extraBase, int64_t &extraEnd,
+                             int64_t alignment);
 
 private:
   struct External {
@@ -230,12 +233,13 @@ private:
   };
 
   PlanBuilder &builder_;
+  const PlanOptions &options_;
   std::map<std::string, External> externals_;
 };
 
 LogicalResult Emitter::emitFunction(func::FuncOp function,
                                     const MemoryPlan &memory, int64_t extraBase,
-                                    int64_t &extraEnd) {
+                                    int64_t &extraEnd, int64_t alignment) {
   std::string fname = function.getSymName().str();
   Block &body = function.getBody().front();
   DenseMap<Value, uint32_t> tensors;
@@ -252,7 +256,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     auto name = function.getArgAttrOfType<StringAttr>(i, "genesis.name");
     auto role = function.getArgAttrOfType<StringAttr>(i, "genesis.role");
     if (!type || !name || !role)
-      return function.emitError("compileCpuPlan: argument ")
+      return function.emitError("compilePlan: argument ")
              << i
              << " needs a ranked tensor type, genesis.name and "
                 "genesis.role";
@@ -262,7 +266,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     if (*planRole == plan::Role::RngSeed) {
       // The runtime feeds (seed, offset) as i64[2].
       if (type.getRank() != 0 || !type.getElementType().isInteger(64))
-        return function.emitError("compileCpuPlan: the rng_seed argument '")
+        return function.emitError("compilePlan: the rng_seed argument '")
                << name.getValue() << "' must be a tensor<i64>";
       type = RankedTensorType::get({2}, type.getElementType());
     }
@@ -295,7 +299,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
   for (auto [r, value] : llvm::enumerate(returnOp.getOperands())) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type)
-      return function.emitError("compileCpuPlan: result ")
+      return function.emitError("compilePlan: result ")
              << r << " is not a ranked tensor";
     auto nameAttr = function.getResultAttrOfType<StringAttr>(r, "genesis.name");
     std::string name =
@@ -308,7 +312,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       // the old value is still read after the producer.
       BlockArgument old = body.getArgument(arg->second);
       if (old.getType() != type)
-        return function.emitError("compileCpuPlan: result '")
+        return function.emitError("compilePlan: result '")
                << name << "' does not have the type of the argument";
       dst = tensors.lookup(old);
       Operation *producer = value.getDefiningOp();
@@ -353,7 +357,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
                                                             "genesis.role")
                     : StringAttr();
     if (!role || role.getValue() != "rng_seed") {
-      dropout.emitError("compileCpuPlan: the seed of 'genesis.dropout' at ")
+      dropout.emitError("compilePlan: the seed of 'genesis.dropout' at ")
           << describeLocation(dropout.getLoc())
           << " must be the function's rng_seed argument";
       return WalkResult::interrupt();
@@ -391,14 +395,14 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       return it->second;
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type || !type.hasStaticShape())
-      return function.emitError("compileCpuPlan: value without a static "
+      return function.emitError("compilePlan: value without a static "
                                 "tensor type");
     FailureOr<uint32_t> index = failure();
     auto planned = memory.offsets.find(value);
     if (planned != memory.offsets.end()) {
       index = newTemporary(value, planned->second);
     } else {
-      int64_t offset = alignUp(std::max(extraEnd, extraBase), 64);
+      int64_t offset = alignUp(std::max(extraEnd, extraBase), alignment);
       extraEnd = offset + bytesOf(type);
       index = newTemporary(value, offset);
     }
@@ -452,6 +456,12 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
         if (auto extent =
                 callee->getAttrOfType<IntegerAttr>("genesis.outer_extent"))
           launch.outerExtent = std::max<int64_t>(extent.getInt(), 1);
+      if (std::optional<cuda::Launch> gpu = cuda::getLaunchAttr(&op)) {
+        launch.grid = {static_cast<uint32_t>(gpu->grid), 1, 1};
+        launch.block = {static_cast<uint32_t>(gpu->block), 1, 1};
+        launch.sharedMemoryBytes =
+            static_cast<uint32_t>(gpu->sharedMemoryBytes);
+      }
       builder_.addKernelLaunch(functionIndex, launch, location);
       continue;
     }
@@ -489,12 +499,13 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       gemm.alpha = call.getAlpha().convertToDouble();
       gemm.beta = 0.0;
       gemm.epilogue = epilogueFor(call.getEpilogue());
+      gemm.allowTf32 = options_.allowTf32;
       builder_.addGemm(functionIndex, gemm, location);
       continue;
     }
     if (auto constant = dyn_cast<ConstantOp>(op)) {
       if (!isSplatConstant(constant.getResult()))
-        return op.emitError("compileCpuPlan: no CPU lowering for the "
+        return op.emitError("compilePlan: no lowering for the "
                             "non-splat 'genesis.constant' at ")
                << location;
       // Materialised (Fill) where a step first needs it.
@@ -534,7 +545,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
             location);
       continue;
     }
-    return op.emitError("compileCpuPlan: no CPU lowering for '")
+    return op.emitError("compilePlan: no lowering for '")
            << op.getName() << "' at " << location;
   }
 
@@ -559,13 +570,14 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
 
 } // namespace
 
-LogicalResult lowerForCpu(ModuleOp module, llvm::ArrayRef<std::string> functions,
-                          bool timing) {
+LogicalResult lowerForTarget(ModuleOp module,
+                             llvm::ArrayRef<std::string> functions,
+                             const PlanOptions &options) {
   MLIRContext *context = module.getContext();
   for (const std::string &name : functions) {
     auto function = module.lookupSymbol<func::FuncOp>(name);
     if (!function || function.isExternal())
-      return module.emitError("compileCpuPlan: no function @") << name;
+      return module.emitError("compilePlan: no function @") << name;
   }
   // Only the named functions are compiled.
   for (auto function :
@@ -577,7 +589,7 @@ LogicalResult lowerForCpu(ModuleOp module, llvm::ArrayRef<std::string> functions
     rewriteStepArguments(module.lookupSymbol<func::FuncOp>(name));
 
   PassManager pm(context);
-  if (timing)
+  if (options.timing)
     pm.enableTiming();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();
   functionPm.addPass(createCanonicalizerPass());
@@ -588,15 +600,18 @@ LogicalResult lowerForCpu(ModuleOp module, llvm::ArrayRef<std::string> functions
   for (const std::string &name : functions)
     splitMixedShapeFusions(module.lookupSymbol<func::FuncOp>(name));
   PassManager lower(context);
-  if (timing)
+  if (options.timing)
     lower.enableTiming();
-  lower.addPass(createGenesisLowerCpu());
+  if (options.target == plan::Target::Cuda)
+    lower.addPass(createGenesisLowerCuda());
+  else
+    lower.addPass(createGenesisLowerCpu());
   return lower.run(module);
 }
 
 FailureOr<std::vector<uint8_t>>
-compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
-               bool timing) {
+compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
+            const PlanOptions &options) {
   std::string printed;
   {
     llvm::raw_string_ostream os(printed);
@@ -605,16 +620,20 @@ compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   Sha256::Digest digest = Sha256::digest(printed.data(), printed.size());
 
   OwningOpRef<ModuleOp> clone = module.clone();
-  if (failed(lowerForCpu(*clone, functions, timing)))
+  if (failed(lowerForTarget(*clone, functions, options)))
     return failure();
   std::vector<func::FuncOp> targets;
   for (const std::string &name : functions)
     targets.push_back(clone->lookupSymbol<func::FuncOp>(name));
 
+  bool cuda = options.target == plan::Target::Cuda;
+  // cuBLASLt wants 256-byte aligned matrices; the CPU kernels 64 (a cache
+  // line, an AVX-512 vector).
+  int64_t alignment = cuda ? 256 : 64;
   std::vector<MemoryPlan> plans;
   int64_t arena = 0;
   for (func::FuncOp function : targets) {
-    FailureOr<MemoryPlan> memory = planMemory(function, 64);
+    FailureOr<MemoryPlan> memory = planMemory(function, alignment);
     if (failed(memory))
       return failure();
     arena = std::max(arena, memory->arenaBytes);
@@ -622,40 +641,67 @@ compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   }
 
   PlanHeader header;
-  header.target = plan::Target::Cpu;
+  header.target = options.target;
   header.compilerVersion = "genesis 0.1";
-  std::string flags = "--target=cpu";
+  std::string flags = cuda ? "--target=cuda" : "--target=cpu";
+  if (options.allowTf32)
+    flags += " --allow-tf32";
   for (const std::string &name : functions)
     flags += " --function=" + name;
   header.flags = flags;
   header.modelHash = toHex(digest);
   PlanBuilder builder(header);
 
-  Emitter emitter(builder);
-  int64_t extraBase = alignUp(arena, 64), extraEnd = extraBase;
+  Emitter emitter(builder, options);
+  int64_t extraBase = alignUp(arena, alignment), extraEnd = extraBase;
   for (auto [function, memory] : llvm::zip(targets, plans)) {
     // Each function's unplanned slots start after every function's arena;
     // functions never run at once, so they may share them.
     int64_t functionExtraEnd = extraBase;
     if (failed(emitter.emitFunction(function, memory, extraBase,
-                                    functionExtraEnd)))
+                                    functionExtraEnd, alignment)))
       return failure();
     extraEnd = std::max(extraEnd, functionExtraEnd);
   }
   // The kernels compile last, once every op is known to have a lowering.
-  bool anyKernel = false;
-  clone->walk([&](func::FuncOp function) {
-    anyKernel |= function->hasAttr("genesis.kernel");
-  });
-  if (anyKernel) {
-    FailureOr<std::string> image = compileCpuKernels(*clone);
-    if (failed(image))
-      return failure();
-    builder.addImage(plan::ImageFormat::ElfSharedObject,
-                     std::vector<uint8_t>(image->begin(), image->end()));
+  if (cuda) {
+    if (clone->lookupSymbol(cuda::kKernelModuleName)) {
+      FailureOr<cuda::KernelImages> images = cuda::compileCudaKernels(*clone);
+      if (failed(images))
+        return failure();
+      // Launches name image 0, the cubin; the PTX rides along for newer
+      // chips and for inspection.
+      builder.addImage(plan::ImageFormat::Cubin,
+                       std::vector<uint8_t>(images->cubin.begin(),
+                                            images->cubin.end()));
+      builder.addImage(plan::ImageFormat::Ptx,
+                       std::vector<uint8_t>(images->ptx.begin(),
+                                            images->ptx.end()));
+    }
+  } else {
+    bool anyKernel = false;
+    clone->walk([&](func::FuncOp function) {
+      anyKernel |= function->hasAttr("genesis.kernel");
+    });
+    if (anyKernel) {
+      FailureOr<std::string> image = compileCpuKernels(*clone);
+      if (failed(image))
+        return failure();
+      builder.addImage(plan::ImageFormat::ElfSharedObject,
+                       std::vector<uint8_t>(image->begin(), image->end()));
+    }
   }
-  builder.setArena(static_cast<uint64_t>(alignUp(extraEnd, 64)), 64);
+  builder.setArena(static_cast<uint64_t>(alignUp(extraEnd, alignment)),
+                   static_cast<uint64_t>(alignment));
   return builder.bytes();
+}
+
+FailureOr<std::vector<uint8_t>>
+compileCpuPlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
+               bool timing) {
+  PlanOptions options;
+  options.timing = timing;
+  return compilePlan(module, functions, options);
 }
 
 } // namespace genesis

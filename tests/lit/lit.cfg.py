@@ -17,3 +17,8 @@ config.environment["PATH"] = os.pathsep.join(
      config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%genesis_src", config.genesis_src_root))
+
+# The CUDA pipeline compiles cubins with the toolkit's ptxas.
+if os.access(os.path.join(os.environ.get("GENESIS_CUDA_PATH", "/usr/local/cuda"),
+                          "bin", "ptxas"), os.X_OK):
+    config.available_features.add("ptxas")

@@ -43,11 +43,16 @@ static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::Required);
 static llvm::cl::opt<std::string>
     target("target", llvm::cl::init("cpu"),
-           llvm::cl::desc("Target: cpu (cuda is not built yet)"));
+           llvm::cl::desc("Target: cpu or cuda (kernels for sm_90)"));
+static llvm::cl::opt<bool>
+    allowTf32("allow-tf32", llvm::cl::init(false),
+              llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores "
+                             "(~1e-3 relative error)"));
 static llvm::cl::opt<std::string>
     emit("emit", llvm::cl::init("plan"),
          llvm::cl::desc("What to write: mlir (the lowered module), plan, "
-                        "or exe (a standalone executable running the plan)"));
+                        "exe (a standalone executable running the plan; "
+                        "cpu), or ptx (the kernels' PTX; cuda)"));
 static llvm::cl::list<std::string>
     functions("function", llvm::cl::desc("Function to compile (repeatable; "
                                          "default: every function)"));
@@ -173,11 +178,16 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(argc, argv, "Genesis compiler driver\n");
   try {
-    if (target != "cpu")
-      throw genesis::Error("target '" + target + "' is not supported (only cpu is)");
-    if (emit != "mlir" && emit != "plan" && emit != "exe")
-      throw genesis::Error("--emit must be mlir, plan or exe, got '" + emit +
-                           "'");
+    if (target != "cpu" && target != "cuda")
+      throw genesis::Error("--target must be cpu or cuda, got '" + target + "'");
+    if (target == "cuda" && emit == "exe")
+      throw genesis::Error("--emit=exe is built for --target=cpu only; run "
+                           "a cuda plan with genesis-run");
+    if (emit != "mlir" && emit != "plan" && emit != "exe" && emit != "ptx")
+      throw genesis::Error("--emit must be mlir, plan, exe or ptx, got '" +
+                           emit + "'");
+    if (target != "cuda" && emit == "ptx")
+      throw genesis::Error("--emit=ptx needs --target=cuda");
     MLIRContext context;
     OwningOpRef<ModuleOp> module = parseGenesisFile(inputFile, context);
     std::vector<std::string> names(functions.begin(), functions.end());
@@ -186,8 +196,12 @@ int main(int argc, char **argv) {
         names.push_back(function.getSymName().str());
     DiagnosticCapture capture(&context);
     auto start = std::chrono::steady_clock::now();
+    PlanOptions options;
+    options.target = target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
+    options.timing = timing;
+    options.allowTf32 = allowTf32;
     if (emit == "mlir") {
-      if (failed(lowerForCpu(*module, names, timing)))
+      if (failed(lowerForTarget(*module, names, options)))
         throw genesis::Error(capture.firstError("lowering failed"));
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -198,9 +212,21 @@ int main(int argc, char **argv) {
         writeFileAtomically(outputFile, text.data(), text.size());
       return 0;
     }
-    FailureOr<std::vector<uint8_t>> plan = compileCpuPlan(*module, names, timing);
+    FailureOr<std::vector<uint8_t>> plan = compilePlan(*module, names, options);
     if (failed(plan))
       throw genesis::Error(capture.firstError("compilation failed"));
+    if (emit == "ptx") {
+      PlanFile planFile = PlanFile::fromBytes(plan->data(), plan->size());
+      std::string ptx;
+      for (const plan::KernelImage *image : *planFile.plan().images())
+        if (image->format() == plan::ImageFormat::Ptx)
+          ptx.assign(image->bytes()->begin(), image->bytes()->end());
+      if (outputFile.empty())
+        std::cout << ptx;
+      else
+        writeFileAtomically(outputFile, ptx.data(), ptx.size());
+      return 0;
+    }
     std::string path = outputFile;
     if (path.empty() && emit == "exe") {
       llvm::SmallString<128> stem(inputFile);

@@ -23,6 +23,7 @@
 #include "runtime/Session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -43,13 +44,20 @@ constexpr char kOptionHelp[] =
     "  --params FILE        .safetensors of parameters, optimizer state,\n"
     "                       buffers or learning rates, bound by name\n"
     "  --inspect            print the plan; without --function, only that\n"
-    "  --repeat N           run N times (timings are per run)\n";
+    "  --repeat N           run N times (timings are per run)\n"
+    "  --bench N            after the runs, time N replays on the inputs\n"
+    "                       already in place (cuda: CUDA-graph replays, no\n"
+    "                       host transfers) after 3 warm-up replays, and\n"
+    "                       print the mean wall time per run\n"
+    "  --profile            with --bench, time every step (cuda: between\n"
+    "                       CUDA events, without graphs)\n";
 
 std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
   return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
          std::string(8 + tool.size(), ' ') +
-         "[--params FILE]... [--inspect] [--repeat N]\n"
+         "[--params FILE]... [--inspect] [--repeat N]\n" +
+         std::string(8 + tool.size(), ' ') + "[--bench N [--profile]]\n"
          "\n" + kOptionHelp;
 }
 
@@ -61,6 +69,8 @@ struct Options {
   std::vector<std::string> params;
   bool inspect = false;
   int64_t repeat = 1;
+  int64_t bench = 0;
+  bool profile = false;
 };
 
 bool endsWith(const std::string &text, const std::string &suffix) {
@@ -87,16 +97,20 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.params.push_back(value());
     } else if (arg == "--inspect") {
       options.inspect = true;
-    } else if (arg == "--repeat") {
+    } else if (arg == "--repeat" || arg == "--bench") {
       std::string text = value();
       size_t end = 0;
+      int64_t count = 0;
       try {
-        options.repeat = std::stoll(text, &end);
+        count = std::stoll(text, &end);
       } catch (const std::exception &) {
         end = 0;
       }
-      if (end != text.size() || options.repeat < 1)
-        throw Error("--repeat needs a positive integer, not '" + text + "'");
+      if (end != text.size() || count < 1)
+        throw Error(arg + " needs a positive integer, not '" + text + "'");
+      (arg == "--repeat" ? options.repeat : options.bench) = count;
+    } else if (arg == "--profile") {
+      options.profile = true;
     } else if (!arg.empty() && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (embedded) {
@@ -255,6 +269,25 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
     outputs = session.run(function, inputs);
   writeOutputs(options.outputs, outputs);
   printStats(session, function, options.repeat);
+  if (options.bench > 0) {
+    session.replay(function, 3);
+    session.synchronize();
+    session.setProfiling(options.profile);
+    session.resetStats();
+    auto start = std::chrono::steady_clock::now();
+    session.replay(function, static_cast<int>(options.bench));
+    session.synchronize();
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    std::cout << "bench: " << std::fixed << std::setprecision(4)
+              << seconds * 1e3 / static_cast<double>(options.bench)
+              << " ms per run (" << options.bench << " replays"
+              << (options.profile ? ", profiled" : "") << ")\n";
+    std::cout.unsetf(std::ios::floatfield);
+    if (options.profile)
+      printStats(session, function, options.bench);
+  }
   return 0;
 }
 

@@ -1,0 +1,168 @@
+//===- CudaCodegen.cpp - GPU kernels to a cubin and PTX --------------------===//
+//
+// Lowers the gpu.module genesis-lower-cuda filled (scf/arith/math/vector/gpu
+// on memrefs) to NVVM with upstream conversions, then serialises it twice
+// with gpu-module-to-binary: to PTX (no toolkit needed) and to a cubin for
+// the chip through ptxas. Math functions become libdevice calls, which the
+// NVVM target links from the toolkit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/CudaKernels.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace genesis::cuda {
+
+void setLaunchAttr(Operation *op, const Launch &launch) {
+  Builder b(op->getContext());
+  op->setAttr("genesis.launch",
+              b.getDenseI64ArrayAttr(
+                  {launch.grid, launch.block, launch.sharedMemoryBytes}));
+}
+
+std::optional<Launch> getLaunchAttr(Operation *op) {
+  auto attr = op->getAttrOfType<DenseI64ArrayAttr>("genesis.launch");
+  if (!attr || attr.size() != 3)
+    return std::nullopt;
+  return Launch{attr[0], attr[1], attr[2]};
+}
+
+namespace {
+
+/// Without these the conversions silently leave ops of other dialects
+/// behind, and serialisation cannot translate NVVM to LLVM IR.
+void registerCudaInterfaces(MLIRContext *context) {
+  DialectRegistry registry;
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  context->appendDialectRegistry(registry);
+  context->loadDialect<NVVM::NVVMDialect, LLVM::LLVMDialect>();
+}
+
+std::string toolkitPath() {
+  const char *path = std::getenv("GENESIS_CUDA_PATH");
+  return path && *path ? path : "/usr/local/cuda";
+}
+
+/// Serialises the (lowered) gpu.module of a clone of `module` in `format`
+/// ("isa" or "bin") and returns the object's bytes.
+FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  GpuModuleToBinaryPassOptions options;
+  options.toolkitPath = toolkitPath();
+  options.compilationTarget = format.str();
+  pm.addPass(createGpuModuleToBinaryPass(options));
+  if (failed(pm.run(*copy)))
+    return failure();
+  std::string bytes;
+  copy->walk([&](gpu::BinaryOp binary) {
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    bytes = object.getObject().getValue().str();
+  });
+  if (bytes.empty())
+    return module.emitError("genesis cuda codegen: gpu-module-to-binary "
+                            "produced no ")
+           << format << " object";
+  return bytes;
+}
+
+} // namespace
+
+FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
+  MLIRContext *context = module.getContext();
+  registerCudaInterfaces(context);
+  auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+  if (!gpuModule)
+    return module.emitError("genesis cuda codegen: the module has no @")
+           << kKernelModuleName << " gpu.module";
+
+  PassManager pm(context);
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip.str();
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 32;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(module)))
+    return failure();
+  // Anything not in the LLVM or NVVM dialects now was left behind.
+  Operation *leftover = nullptr;
+  gpuModule.walk([&](Operation *op) {
+    if (op == gpuModule.getOperation() || leftover)
+      return;
+    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    if (dialect != "llvm" && dialect != "nvvm")
+      leftover = op;
+  });
+  if (leftover)
+    return leftover->emitError("genesis cuda codegen: '")
+           << leftover->getName() << "' was not lowered to NVVM";
+
+  KernelImages images;
+  FailureOr<std::string> ptx = serialize(module, "isa");
+  if (failed(ptx))
+    return failure();
+  images.ptx = std::move(*ptx);
+  std::string ptxas = toolkitPath() + "/bin/ptxas";
+  if (!llvm::sys::fs::can_execute(ptxas))
+    return module.emitError("genesis cuda codegen: ptxas not found at ")
+           << ptxas << " (set GENESIS_CUDA_PATH to the CUDA toolkit)";
+  FailureOr<std::string> cubin = serialize(module, "bin");
+  if (failed(cubin))
+    return failure();
+  images.cubin = std::move(*cubin);
+  return images;
+}
+
+} // namespace genesis::cuda

@@ -1,0 +1,353 @@
+//===- ElementEmitter.h - Scalar code of a fusion body ----------*- C++ -*-===//
+//
+// The elemental emitter shared by genesis-lower-cpu and genesis-lower-cuda
+// (as XLA's): the scalar of one element of a fusion-body value is computed
+// by walking the body from that value to the block arguments, so a fusion
+// never materialises its intermediates.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_PASSES_CONVERSION_ELEMENTEMITTER_H
+#define GENESIS_PASSES_CONVERSION_ELEMENTEMITTER_H
+
+#include "dialect/IR/GenesisOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+namespace genesis {
+
+namespace element_emitter_detail {
+using namespace mlir;
+inline bool isFloat(mlir::Type type) { return mlir::isa<mlir::FloatType>(type); }
+
+/// Emits the scalar computation of one output element of a fusion body.
+class ElementEmitter {
+public:
+  /// `inputs` are the memrefs of the fusion's block arguments; `pass` names
+  /// the pass in error messages.
+  ElementEmitter(OpBuilder &builder, Location loc, ArrayRef<Value> inputs,
+                 StringRef pass)
+      : b(builder), loc(loc), inputs(inputs), pass(pass) {}
+
+  /// Replaces the load of a block argument's element (the GPU loop emitter
+  /// feeds lanes of a vector load).
+  std::function<FailureOr<Value>(BlockArgument, ValueRange)> argumentLoader;
+
+  /// The scalar of `value` (a tensor of the fusion body) at `index`.
+  FailureOr<Value> at(Value value, ValueRange index) {
+    auto type = cast<RankedTensorType>(value.getType());
+    bool memoizable = static_cast<int64_t>(index.size()) == type.getRank() &&
+                      index.size() == loopIndex.size() &&
+                      llvm::equal(index, loopIndex);
+    if (memoizable)
+      if (Value known = memo.lookup(value))
+        return known;
+    FailureOr<Value> scalar = compute(value, index);
+    if (succeeded(scalar) && memoizable)
+      memo[value] = *scalar;
+    return scalar;
+  }
+
+  /// Starts a new output element: memoised scalars are per element.
+  void beginElement(ValueRange index) {
+    memo.clear();
+    loopIndex.assign(index.begin(), index.end());
+  }
+
+private:
+  Value constantFloat(Type type, double value) {
+    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+  }
+
+  Value constantInt(Type type, int64_t value) {
+    return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
+  }
+
+  FailureOr<Value> unsupported(Operation *op) {
+    return op->emitError(pass)
+           << ": '" << op->getName() << "' on " << op->getResultTypes()[0]
+           << " is not supported inside a fusion kernel yet";
+  }
+
+  FailureOr<Value> compute(Value value, ValueRange index) {
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argumentLoader)
+        return argumentLoader(argument, index);
+      return memref::LoadOp::create(b, loc, inputs[argument.getArgNumber()],
+                                    index)
+          .getResult();
+    }
+    Operation *op = value.getDefiningOp();
+    Type element = cast<RankedTensorType>(value.getType()).getElementType();
+    if (!element.isF32() && !element.isF64() && !element.isInteger(1) &&
+        !element.isInteger(32) && !element.isInteger(64))
+      return unsupported(op);
+
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!splat)
+        return unsupported(op);
+      return arith::ConstantOp::create(b, loc, element,
+                                       splat.getSplatValue<TypedAttr>())
+          .getResult();
+    }
+    if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
+      RankedTensorType from = broadcast.getOperand().getType();
+      SmallVector<Value> mapped;
+      for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+        mapped.push_back(from.getDimSize(i) == 1
+                             ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+                             : index[dim]);
+      return at(broadcast.getOperand(), mapped);
+    }
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      FailureOr<Value> scalar = at(operand, index);
+      if (failed(scalar))
+        return failure();
+      operands.push_back(*scalar);
+    }
+    return elementwise(op, operands, element);
+  }
+
+  /// The scalar semantics of each elementwise op, as GenesisOps.td states
+  /// them (NaN-propagating max/min, relu(NaN) = NaN, ...).
+  FailureOr<Value> elementwise(Operation *op, ArrayRef<Value> x, Type element) {
+    Type operandType = x.empty() ? element : x[0].getType();
+    bool floating = isFloat(operandType);
+    auto one = [&] { return constantFloat(element, 1.0); };
+    auto sigmoidOf = [&](Value v) -> Value {
+      Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
+      return arith::DivFOp::create(b, loc, one(),
+                                   arith::AddFOp::create(b, loc, one(), e));
+    };
+    return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+        .Case([&](NegOp) -> Value {
+          return floating ? arith::NegFOp::create(b, loc, x[0]).getResult()
+                          : arith::SubIOp::create(b, loc, constantInt(element, 0),
+                                                  x[0])
+                                .getResult();
+        })
+        .Case([&](AbsOp) -> Value {
+          if (floating)
+            return math::AbsFOp::create(b, loc, x[0]).getResult();
+          // Wraps on the most negative value, as genesis.abs states.
+          Value zero = constantInt(element, 0);
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, x[0], zero);
+          return arith::SelectOp::create(
+              b, loc, negative, arith::SubIOp::create(b, loc, zero, x[0]), x[0]);
+        })
+        .Case([&](ExpOp) { return math::ExpOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](LogOp) { return math::LogOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](RsqrtOp) -> Value {
+          return arith::DivFOp::create(b, loc, one(),
+                                       math::SqrtOp::create(b, loc, x[0]));
+        })
+        .Case([&](TanhOp) { return math::TanhOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](ErfOp) { return math::ErfOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](SinOp) { return math::SinOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](CosOp) { return math::CosOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](SigmoidOp) { return sigmoidOf(x[0]); })
+        .Case([&](SiluOp) -> Value {
+          return arith::MulFOp::create(b, loc, x[0], sigmoidOf(x[0]));
+        })
+        .Case([&](GeluOp gelu) -> Value {
+          Value half = constantFloat(element, 0.5);
+          Value halfX = arith::MulFOp::create(b, loc, half, x[0]);
+          Value inner;
+          if (gelu.getApproximate() == GeluApproximation::tanh) {
+            Value cube = arith::MulFOp::create(
+                b, loc, x[0], arith::MulFOp::create(b, loc, x[0], x[0]));
+            Value poly = arith::AddFOp::create(
+                b, loc, x[0],
+                arith::MulFOp::create(b, loc, constantFloat(element, 0.044715),
+                                      cube));
+            inner = math::TanhOp::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, constantFloat(element, std::sqrt(2.0 / M_PI)), poly));
+          } else {
+            inner = math::ErfOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, x[0],
+                                      constantFloat(element, M_SQRT1_2)));
+          }
+          return arith::MulFOp::create(b, loc, halfX,
+                                       arith::AddFOp::create(b, loc, one(), inner));
+        })
+        .Case([&](ReluOp) -> Value {
+          return floating ? arith::MaximumFOp::create(b, loc, x[0],
+                                                      constantFloat(element, 0.0))
+                                .getResult()
+                          : arith::MaxSIOp::create(b, loc, x[0],
+                                                   constantInt(element, 0))
+                                .getResult();
+        })
+        .Case([&](StopGradientOp) { return x[0]; })
+        .Case([&](SignOp) -> Value {
+          // -1, 0 or 1; NaN stays NaN and both zeros give +0 (genesis.sign).
+          if (!floating) {
+            Value zero = constantInt(element, 0);
+            Value positive = arith::ExtUIOp::create(
+                b, loc, element,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+            Value negative = arith::ExtUIOp::create(
+                b, loc, element,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero));
+            return arith::SubIOp::create(b, loc, positive, negative);
+          }
+          Value zero = constantFloat(element, 0.0);
+          Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                              x[0], zero);
+          Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                              x[0], zero);
+          Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                              x[0], x[0]);
+          Value magnitude = arith::SelectOp::create(
+              b, loc, above, one(),
+              arith::SelectOp::create(b, loc, below, constantFloat(element, -1.0),
+                                      zero));
+          return arith::SelectOp::create(b, loc, isNan, x[0], magnitude);
+        })
+        .Case([&](NotOp) -> Value {
+          return arith::XOrIOp::create(b, loc, x[0], constantInt(element, 1));
+        })
+        .Case([&](AddOp) -> Value {
+          return floating ? arith::AddFOp::create(b, loc, x[0], x[1]).getResult()
+                          : arith::AddIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](SubOp) -> Value {
+          return floating ? arith::SubFOp::create(b, loc, x[0], x[1]).getResult()
+                          : arith::SubIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](MulOp) -> Value {
+          return floating ? arith::MulFOp::create(b, loc, x[0], x[1]).getResult()
+                          : arith::MulIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](DivOp div) -> FailureOr<Value> {
+          if (!floating) // integer division by zero must be reported, not UB
+            return unsupported(div);
+          return arith::DivFOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](PowOp) { return math::PowFOp::create(b, loc, x[0], x[1]).getResult(); })
+        .Case([&](MaxOp) -> Value {
+          return floating
+                     ? arith::MaximumFOp::create(b, loc, x[0], x[1]).getResult()
+                     : arith::MaxSIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](MinOp) -> Value {
+          return floating
+                     ? arith::MinimumFOp::create(b, loc, x[0], x[1]).getResult()
+                     : arith::MinSIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](AndOp) { return arith::AndIOp::create(b, loc, x[0], x[1]).getResult(); })
+        .Case([&](OrOp) { return arith::OrIOp::create(b, loc, x[0], x[1]).getResult(); })
+        .Case([&](CompareOp compare) -> Value {
+          if (floating) {
+            // IEEE: every comparison with NaN is false except ne.
+            arith::CmpFPredicate predicate;
+            switch (compare.getDirection()) {
+            case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
+            case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
+            case CompareDirection::lt: predicate = arith::CmpFPredicate::OLT; break;
+            case CompareDirection::le: predicate = arith::CmpFPredicate::OLE; break;
+            case CompareDirection::gt: predicate = arith::CmpFPredicate::OGT; break;
+            case CompareDirection::ge: predicate = arith::CmpFPredicate::OGE; break;
+            }
+            return arith::CmpFOp::create(b, loc, predicate, x[0], x[1]);
+          }
+          arith::CmpIPredicate predicate;
+          switch (compare.getDirection()) {
+          case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
+          case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
+          case CompareDirection::lt: predicate = arith::CmpIPredicate::slt; break;
+          case CompareDirection::le: predicate = arith::CmpIPredicate::sle; break;
+          case CompareDirection::gt: predicate = arith::CmpIPredicate::sgt; break;
+          case CompareDirection::ge: predicate = arith::CmpIPredicate::sge; break;
+          }
+          return arith::CmpIOp::create(b, loc, predicate, x[0], x[1]);
+        })
+        .Case([&](SelectOp) {
+          return arith::SelectOp::create(b, loc, x[0], x[1], x[2]).getResult();
+        })
+        .Case([&](CastOp cast) { return convert(cast, x[0], element); })
+        .Default([&](Operation *other) { return unsupported(other); });
+  }
+
+  /// genesis.cast: float rounding, saturating float -> int with NaN -> 0,
+  /// anything -> i1 as != 0.
+  FailureOr<Value> convert(CastOp cast, Value x, Type to) {
+    Type from = x.getType();
+    if (from == to)
+      return x;
+    if (to.isInteger(1))
+      return isFloat(from)
+                 ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                         constantFloat(from, 0.0))
+                       .getResult()
+                 : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                         constantInt(from, 0))
+                       .getResult();
+    if (from.isInteger(1))
+      return isFloat(to) ? arith::UIToFPOp::create(b, loc, to, x).getResult()
+                         : arith::ExtUIOp::create(b, loc, to, x).getResult();
+    if (isFloat(from) && isFloat(to))
+      return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                 ? arith::ExtFOp::create(b, loc, to, x).getResult()
+                 : arith::TruncFOp::create(b, loc, to, x).getResult();
+    if (!isFloat(from) && isFloat(to))
+      return arith::SIToFPOp::create(b, loc, to, x).getResult();
+    if (!isFloat(from) && !isFloat(to))
+      return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                 ? arith::ExtSIOp::create(b, loc, to, x).getResult()
+                 : arith::TruncIOp::create(b, loc, to, x).getResult();
+    // float -> int: NaN -> 0, saturate at the range, else truncate; the
+    // value given to fptosi is always in range, so it is defined.
+    unsigned bits = to.getIntOrFloatBitWidth();
+    Value low = constantFloat(from, -std::ldexp(1.0, bits - 1));
+    Value high = constantFloat(from, std::ldexp(1.0, bits - 1));
+    Value tooLow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x, low);
+    Value tooHigh =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, high);
+    Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    Value outside = arith::OrIOp::create(
+        b, loc, isNan, arith::OrIOp::create(b, loc, tooLow, tooHigh));
+    Value safe = arith::SelectOp::create(b, loc, outside,
+                                         constantFloat(from, 0.0), x);
+    Value truncated = arith::FPToSIOp::create(b, loc, to, safe);
+    auto intConstant = [&](const APInt &value) -> Value {
+      return arith::ConstantOp::create(b, loc, to, b.getIntegerAttr(to, value));
+    };
+    Value result = arith::SelectOp::create(
+        b, loc, tooHigh, intConstant(APInt::getSignedMaxValue(bits)), truncated);
+    result = arith::SelectOp::create(
+        b, loc, tooLow, intConstant(APInt::getSignedMinValue(bits)), result);
+    return arith::SelectOp::create(b, loc, isNan, constantInt(to, 0), result)
+        .getResult();
+  }
+
+  OpBuilder &b;
+  Location loc;
+  ArrayRef<Value> inputs;
+  std::string pass;
+  llvm::DenseMap<Value, Value> memo;
+  SmallVector<Value> loopIndex;
+};
+
+} // namespace element_emitter_detail
+using element_emitter_detail::ElementEmitter;
+using element_emitter_detail::isFloat;
+
+} // namespace genesis
+
+#endif // GENESIS_PASSES_CONVERSION_ELEMENTEMITTER_H

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""GPU benchmarks of Genesis cuda plans against PyTorch eager and
+torch.compile, run side by side on the GPU machine.
+
+For each plan in CARRY/bench (compiled on the build machine by
+scripts/gpu/build-carry.sh) it draws random inputs with numpy, times
+`genesis-run PLAN --bench N` (CUDA-graph replays on device-resident inputs,
+mean wall time per run after warm-up) and the same computation in PyTorch
+(CUDA events, median of repeats after warm-up). Memory-bound kernels report
+achieved bandwidth (the fewest bytes: each input read once, each output
+written once) over the measured device-to-device copy bandwidth. Prints a
+markdown table last and writes bench.tsv and bench.png to OUT."""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+CARRY = sys.argv[1]
+OUT = sys.argv[2] if len(sys.argv) > 2 else "."
+GENESIS_RUN = os.path.join(CARRY, "bin", "genesis-run")
+BENCH = os.path.join(CARRY, "bench")
+DEV = "cuda"
+rng = np.random.default_rng(0)
+
+
+def cuda_time(fn, warmup=5, repeat=30):
+    """Median milliseconds of fn() between CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return float(np.median(times))
+
+
+def copy_bandwidth():
+    x = torch.empty(1 << 28, dtype=torch.float32, device=DEV)  # 1 GiB
+    y = torch.empty_like(x)
+    ms = cuda_time(lambda: y.copy_(x))
+    return 2 * x.numel() * 4 / (ms * 1e-3)
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> (safetensors dtype, shape, raw bytes)."""
+    header, offset = {}, 0
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for _, _, raw in tensors.values():
+            f.write(raw)
+
+
+def genesis(plan, inputs, extra=(), bench=20, function=None):
+    """Mean ms per replay and the peak device bytes genesis-run reports;
+    inputs are numpy arrays (bound in order) or one safetensors path."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [GENESIS_RUN, plan]
+        if function:
+            args += ["-f", function]
+        for i, array in enumerate(inputs):
+            if isinstance(array, str):
+                args += ["-i", array]
+                continue
+            path = os.path.join(tmp, f"in{i}.npy")
+            np.save(path, array)
+            args += ["-i", path]
+        args += list(extra) + ["-o", os.path.join(tmp, "out.safetensors"),
+                               "--bench", str(bench)]
+        run = subprocess.run(args, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"genesis-run failed on {plan}: {run.stderr.strip()[-400:]}", flush=True)
+        return float("nan"), 0
+    ms = float(re.search(r"bench: ([0-9.]+) ms", run.stdout).group(1))
+    peak = int(re.search(r"peak (\d+) B", run.stdout).group(1))
+    return ms, peak
+
+
+def torch_pair(fn, *args):
+    eager = cuda_time(lambda: fn(*args))
+    try:
+        compiled_fn = torch.compile(fn)
+        compiled = cuda_time(lambda: compiled_fn(*args))
+    except Exception as error:  # report the rest even if one compile fails
+        print(f"torch.compile failed: {error}", flush=True)
+        compiled = float("nan")
+    return eager, compiled
+
+
+rows = []  # (name, genesis_ms, eager_ms, compile_ms, bytes or None, flops or None)
+
+
+def memory_bound(name, plan, inputs, torch_fn, nbytes):
+    ms, _ = genesis(os.path.join(BENCH, plan), inputs)
+    eager, compiled = torch_pair(torch_fn, *[torch.from_numpy(a).to(DEV) for a in inputs])
+    rows.append((name, ms, eager, compiled, nbytes, None))
+    print(f"{name}: genesis {ms:.3f} ms, eager {eager:.3f}, compile {compiled:.3f}", flush=True)
+
+
+def main():
+    bandwidth = copy_bandwidth()
+    print(f"device-to-device copy: {bandwidth / 1e12:.2f} TB/s", flush=True)
+    f32 = np.float32
+
+    n = 4096
+    a, b, c = (rng.standard_normal((n, n), dtype=f32),
+               rng.standard_normal((n, n), dtype=f32), rng.standard_normal(n, dtype=f32))
+    memory_bound("elementwise relu(a*b+c) 2^24", "ew_chain.gplan", [a, b, c],
+                 lambda x, y, z: torch.relu(x * y + z), 3 * a.nbytes)
+    del a, b, c
+
+    m = 8192
+    x = rng.standard_normal((m, m), dtype=f32)
+    w, bias = rng.standard_normal(m, dtype=f32), rng.standard_normal(m, dtype=f32)
+    memory_bound("softmax 8192x8192", "softmax.gplan", [x],
+                 lambda t: torch.softmax(t, dim=1), 2 * x.nbytes)
+    memory_bound("log_softmax 8192x8192", "log_softmax.gplan", [x],
+                 lambda t: torch.log_softmax(t, dim=1), 2 * x.nbytes)
+    memory_bound("layer_norm 8192x8192", "layer_norm.gplan", [x, w, bias],
+                 lambda t, u, v: F.layer_norm(t, (m,), u, v, 1e-5), 2 * x.nbytes)
+    memory_bound("rms_norm 8192x8192", "rms_norm.gplan", [x, w],
+                 lambda t, u: F.rms_norm(t, (m,), u, 1e-6), 2 * x.nbytes)
+    labels = rng.integers(0, m, m).astype(np.int64)
+    scale = np.array(1.0, dtype=f32)
+
+    def ce_and_grad(t, lab, s):
+        t = t.detach().requires_grad_(True)
+        loss = F.cross_entropy(t, lab)
+        (g,) = torch.autograd.grad(loss * s, t)
+        return loss, g
+    memory_bound("cross_entropy fwd+bwd 8192x8192", "cross_entropy.gplan",
+                 [x, labels, scale], ce_and_grad, 2 * x.nbytes)
+    del x
+
+    k = 4096
+    ga, gb = rng.standard_normal((k, k), dtype=f32), rng.standard_normal((k, k), dtype=f32)
+    flops = 2 * k ** 3
+    for name, plan, dtype, tf32 in [("gemm 4096^3 f32 (exact)", "gemm_f32.gplan", torch.float32, False),
+                                    ("gemm 4096^3 tf32", "gemm_tf32.gplan", torch.float32, True),
+                                    ("gemm 4096^3 bf16", "gemm_bf16.gplan", torch.bfloat16, False)]:
+        inputs = [ga, gb]
+        tmp = None
+        if dtype == torch.bfloat16:
+            # numpy has no bf16: the inputs go in a safetensors file.
+            tmp = tempfile.TemporaryDirectory()
+            path = os.path.join(tmp.name, "ab.safetensors")
+            write_safetensors(path, {name: ("BF16", t.shape, torch.from_numpy(t).to(torch.bfloat16)
+                                            .view(torch.int16).numpy().tobytes())
+                                     for name, t in (("a", ga), ("b", gb))})
+            inputs = [path]
+        ms, _ = genesis(os.path.join(BENCH, plan), inputs)
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        ta, tb = (torch.from_numpy(t).to(DEV, dtype) for t in (ga, gb))
+        eager = cuda_time(lambda: ta @ tb)
+        rows.append((name, ms, eager, None, None, flops))
+        print(f"{name}: genesis {ms:.3f} ms, torch.matmul {eager:.3f}", flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    # The MLP train step, batch 4096, AdamW (weight decay 0.01 but on biases).
+    batch = 4096
+    images = rng.random((batch, 784), dtype=f32)
+    digits = rng.integers(0, 10, batch).astype(np.int64)
+    with tempfile.TemporaryDirectory() as tmp:
+        lr_path = os.path.join(tmp, "lr.safetensors")
+        write_safetensors(lr_path, {"lr": ("F32", [], struct.pack("<f", 1e-3))})
+        ms, peak = genesis(os.path.join(CARRY, "mlp4096", "mlp.gplan"), [images, digits],
+                           extra=["--params", os.path.join(CARRY, "mlp4096", "init.safetensors"),
+                                  "--params", lr_path], function="train_step")
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 128), torch.nn.ReLU(),
+                                torch.nn.Linear(128, 10)).to(DEV)
+    decay = [p for p in model.parameters() if p.dim() > 1]
+    rest = [p for p in model.parameters() if p.dim() == 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                             {"params": rest, "weight_decay": 0.0}], lr=1e-3)
+    ti, td = torch.from_numpy(images).to(DEV), torch.from_numpy(digits).to(DEV)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    torch.cuda.reset_peak_memory_stats()
+    eager = cuda_time(lambda: step(ti, td))
+    eager_peak = torch.cuda.max_memory_allocated()
+    compiled_step = torch.compile(step)
+    torch.cuda.reset_peak_memory_stats()
+    compiled = cuda_time(lambda: compiled_step(ti, td))
+    compiled_peak = torch.cuda.max_memory_allocated()
+    rows.append(("MLP train step b4096", ms, eager, compiled, None, None))
+    print(f"MLP: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
+          f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
+
+    with open(os.path.join(OUT, "bench.tsv"), "w") as f:
+        f.write("name\tgenesis_ms\teager_ms\tcompile_ms\tbandwidth_fraction\ttflops\n")
+        for name, g, e, c, nbytes, fl in rows:
+            frac = nbytes / (g * 1e-3) / bandwidth if nbytes else ""
+            tfl = fl / (g * 1e-3) / 1e12 if fl else ""
+            f.write(f"{name}\t{g}\t{e}\t{c if c is not None else ''}\t{frac}\t{tfl}\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        mem = [r for r in rows if r[4]]
+        fig, ax = plt.subplots(figsize=(10, 4))
+        xs = np.arange(len(mem))
+        for i, (label, idx) in enumerate([("Genesis", 1), ("PyTorch eager", 2), ("torch.compile", 3)]):
+            ax.bar(xs + (i - 1) * 0.27, [r[4] / (r[idx] * 1e-3) / bandwidth for r in mem], 0.27, label=label)
+        ax.set_xticks(xs, [r[0] for r in mem], rotation=20, ha="right", fontsize=8)
+        ax.set_ylabel("fraction of D2D copy bandwidth")
+        ax.axhline(0.85, ls="--", c="grey")
+        ax.axhline(0.75, ls=":", c="grey")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, "bench.png"), dpi=120)
+    except Exception as error:  # the table stands without the plot
+        print(f"plot not written: {error}")
+
+    print(f"\ncopy bandwidth {bandwidth / 1e12:.2f} TB/s; device {torch.cuda.get_device_name()}")
+    print("| benchmark | Genesis ms | eager ms | compile ms | Genesis/eager | Genesis/compile | BW % or TFLOP/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, g, e, c, nbytes, fl in rows:
+        perf = f"{100 * nbytes / (g * 1e-3) / bandwidth:.0f}%" if nbytes else f"{fl / (g * 1e-3) / 1e12:.0f} TF/s"
+        cs = f"{c:.3f}" if c is not None else "-"
+        speed_c = f"{c / g:.2f}x" if c is not None else "-"
+        print(f"| {name} | {g:.3f} | {e:.3f} | {cs} | {e / g:.2f}x | {speed_c} | {perf} |")
+
+
+if __name__ == "__main__":
+    main()

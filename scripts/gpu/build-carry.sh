@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds everything here and writes gpu-carry/ (git-ignored, under 64 MiB):
+# the runtime-only binaries (genesis-run, mlp-train, CudaSessionTest), the
+# CUDA backend cases (plans, inputs, evaluator outputs) that CudaBackendTests
+# writes, the benchmark plans, the MLP plans with their initial weights, and
+# Fashion-MNIST. Then scripts/gpu/run.sh runs on the GPU machine:
+#   device run: carry gpu-carry, command "scripts/gpu/run.sh gpu-carry"
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+./scripts/build.sh >/dev/null
+BUILD=build
+CARRY=gpu-carry
+grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >> .git/info/exclude
+rm -rf "$CARRY" && mkdir -p "$CARRY"/{bin,cases,bench,data,mlp,mlp4096}
+cp "$BUILD"/bin/{genesis-run,mlp-train,CudaSessionTest} "$CARRY"/bin/
+GENESIS_GPU_CASES_DIR="$PWD/$CARRY/cases" "$BUILD"/bin/CudaBackendTests >/dev/null
+for f in scripts/gpu/bench/*.mlir; do
+  "$BUILD"/bin/genesis-compile "$f" --target=cuda -o "$CARRY/bench/$(basename "${f%.mlir}").gplan" >/dev/null
+done
+"$BUILD"/bin/genesis-compile scripts/gpu/bench/gemm_f32.mlir --target=cuda --allow-tf32 \
+  -o "$CARRY/bench/gemm_tf32.gplan" >/dev/null
+"$BUILD"/bin/mlp-fashion-mnist --target=cuda --compile-only --out "$CARRY/mlp" >/dev/null
+"$BUILD"/bin/mlp-fashion-mnist --target=cuda --compile-only --batch 4096 --out "$CARRY/mlp4096" >/dev/null
+cp /usr/share/datasets/fashion-mnist/*.gz "$CARRY/data/"
+du -sh "$CARRY"

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Runs the CUDA backend cases that CudaBackendTests wrote (plan, inputs and
+the reference evaluator's outputs per case) with genesis-run on this GPU
+machine and compares every output with the evaluator: |got - want| /
+max(1, |want|) <= 1e-5 (the f32 budget CudaBackendTest.cpp states), NaN
+where the evaluator has NaN. Prints a table; exits 1 if any case fails."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16,
+          "I32": np.int32, "I64": np.int64, "BOOL": np.bool_, "U8": np.uint8}
+
+
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    base = 8 + size
+    arrays = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        arrays[name] = np.frombuffer(data[base + begin:base + end],
+                                     dtype=DTYPES[info["dtype"]]).reshape(info["shape"])
+    return arrays
+
+
+def main():
+    cases, genesis_run = sys.argv[1], sys.argv[2]
+    failed = 0
+    rows = []
+    for plan in sorted(p for p in os.listdir(cases) if p.endswith(".gplan")):
+        stem = os.path.join(cases, plan[:-len(".gplan")])
+        with tempfile.TemporaryDirectory() as tmp:
+            got_path = os.path.join(tmp, "got.safetensors")
+            run = subprocess.run([genesis_run, stem + ".gplan", "-i",
+                                  stem + ".in.safetensors", "-o", got_path],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                rows.append((plan, "ERROR", run.stderr.strip()[-200:]))
+                failed += 1
+                continue
+            got = load_safetensors(got_path)
+        want = load_safetensors(stem + ".want.safetensors")
+        worst, problem = 0.0, ""
+        for name, expected in want.items():
+            actual = got[name].astype(np.float64)
+            expected = expected.astype(np.float64)
+            nan = np.isnan(expected)
+            if not np.array_equal(nan, np.isnan(actual)):
+                problem = f"{name}: NaN pattern differs"
+            diff = np.abs(actual - expected)[~nan] / np.maximum(1.0, np.abs(expected[~nan]))
+            if diff.size:
+                worst = max(worst, float(diff.max()))
+        ok = worst <= 1e-5 and not problem
+        failed += not ok
+        rows.append((plan, "ok" if ok else "FAIL", f"{worst:.2e} {problem}"))
+    print("| case | result | max scaled error |\n| --- | --- | --- |")
+    for row in rows:
+        print(f"| {row[0]} | {row[1]} | {row[2]} |")
+    print(f"{len(rows) - failed}/{len(rows)} cases within 1e-5")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+// RUN: genesis-opt %s --split-input-file --genesis-lower-cuda | FileCheck %s
+
+// A loop fusion: a grid-stride loop, 4 elements per iteration; the input of
+// the result's shape is read, and the result written, as one 16-byte vector;
+// the broadcast input is read per element.
+// CHECK-LABEL: func.func @f(
+// CHECK: genesis.fusion %{{.+}}, %{{.+}} {genesis.kernel = @f_fusion0, genesis.launch = array<i64: 8, 256, 0>}
+// CHECK: gpu.module @genesis_kernels
+// CHECK: gpu.func @f_fusion0(%[[A:[a-z0-9]+]]: memref<64x128xf32>, %[[B:[a-z0-9]+]]: memref<128xf32>, %[[OUT:[a-z0-9]+]]: memref<64x128xf32>) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[A]]
+// CHECK: scf.for
+// CHECK: vector.load %[[FLAT]][%{{.+}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// CHECK: memref.load %[[B]]
+// CHECK: math.tanh
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+func.func @f(%a: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {
+  %r = genesis.fusion %a, %b : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32> {
+  ^bb0(%x: tensor<64x128xf32>, %y: tensor<128xf32>):
+    %0 = genesis.broadcast_in_dim %y, [1] : tensor<128xf32> -> tensor<64x128xf32>
+    %1 = genesis.mul %x, %0 : tensor<64x128xf32>
+    %2 = genesis.tanh %1 : tensor<64x128xf32>
+    genesis.yield %2 : tensor<64x128xf32>
+  }
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// A row reduction: a warp per row, 8 rows per block, a butterfly of xor
+// shuffles, lane 0 stores.
+// CHECK-LABEL: func.func @rows(
+// CHECK: genesis.launch = array<i64: 4, 256, 0>
+// CHECK: gpu.func @rows_fusion0(
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: memref.store
+func.func @rows(%a: tensor<32x100xf32>) -> tensor<32xf32> {
+  %r = genesis.fusion %a : (tensor<32x100xf32>) -> tensor<32xf32> {
+  ^bb0(%x: tensor<32x100xf32>):
+    %0 = genesis.exp %x : tensor<32x100xf32>
+    %1 = genesis.reduce_sum %0 dims [1] : tensor<32x100xf32>
+    genesis.yield %1 : tensor<32xf32>
+  }
+  return %r : tensor<32xf32>
+}
+
+// -----
+
+// A column reduction: 32 columns per block, partial sums through shared
+// memory, combined in a fixed order after a barrier.
+// CHECK-LABEL: func.func @columns(
+// CHECK: genesis.launch = array<i64: 2, 1024, 0>
+// CHECK: gpu.func @columns_fusion0({{.+}}) workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: memref.store %{{.+}}, %[[SHARED]]
+// CHECK: gpu.barrier
+func.func @columns(%a: tensor<512x40xf32>) -> tensor<40xf32> {
+  %r = genesis.fusion %a : (tensor<512x40xf32>) -> tensor<40xf32> {
+  ^bb0(%x: tensor<512x40xf32>):
+    %1 = genesis.reduce_sum %x dims [0] : tensor<512x40xf32>
+    genesis.yield %1 : tensor<40xf32>
+  }
+  return %r : tensor<40xf32>
+}
+
+// -----
+
+// An optimizer update outside fusions: the CPU op kernel over the flattened
+// parameter, called with one element per thread.
+// CHECK-LABEL: func.func @sgd(
+// CHECK: genesis.sgd_update {{.+}}genesis.kernel = @sgd_sgd_update0, genesis.launch = array<i64: 2, 128, 0>
+// CHECK: func.func private @sgd_sgd_update0_body(%{{.+}}: memref<240xf32>, %{{.+}}: memref<240xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<240xf32>, %{{.+}}: index, %{{.+}}: index)
+// CHECK: gpu.func @sgd_sgd_update0(
+// CHECK: call @sgd_sgd_update0_body
+func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -> tensor<16x15xf32> {
+  %r = genesis.sgd_update %p, %g, %lr : (tensor<16x15xf32>, tensor<16x15xf32>, tensor<f32>) -> tensor<16x15xf32>
+  return %r : tensor<16x15xf32>
+}
