@@ -294,9 +294,16 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       32) warps, partial results combined in a fixed order through shared
       memory, so the result is deterministic.
     - Other reductions: a thread per kept element.
-    - Ops outside fusions (optimizer updates, softmax, log_softmax,
-      cross_entropy and its gradient, dropout, layer/rms norm, rope,
-      attention, data movement): the CPU op kernel, a func.func over
+    - f32 softmax and log_softmax over the last dimension, layer_norm and
+      rms_norm (a row emitter): a block per row of T threads (a multiple of
+      32, at most 1024), thread t holding columns t, t + T, ... in registers,
+      so the row is read once and written once; the row's max and sum of
+      exponentials (or mean and variance, two passes over the registers) are
+      block reductions: a warp butterfly, then the warp totals through shared
+      memory, added in warp order.
+    - Other ops outside fusions (optimizer updates, softmax and log_softmax
+      of other dimensions or types, cross_entropy and its gradient, dropout,
+      rope, attention, data movement): the CPU op kernel, a func.func over
       [begin, end) of its outer loop computing in f64, is cloned into the
       GPU module and called with one outer iteration per thread; the
       elementwise ones (optimizer updates, dropout) are emitted over their

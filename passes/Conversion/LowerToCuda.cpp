@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -528,6 +529,443 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
 }
 
 //===----------------------------------------------------------------------===//
+// Row ops: softmax, log_softmax, layer_norm, rms_norm over the last dimension
+//===----------------------------------------------------------------------===//
+
+/// f32 ops normalising over the last dimension, which the row emitter takes.
+bool hasGpuRowKernel(Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+    return false;
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return softmax.getDim() == type.getRank() - 1;
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    return softmax.getDim() == type.getRank() - 1;
+  return isa<LayerNormOp, RmsNormOp>(op);
+}
+
+/// A block per row, the row held in registers: thread t keeps elements t,
+/// t + T, ... (T threads, a multiple of 32 up to 1024, so loads coalesce),
+/// reads the row from memory once and writes the result once. The row's
+/// statistics (max and sum of exponentials; mean and variance) are block
+/// reductions: a warp butterfly, then the warp totals through shared memory,
+/// added by every thread in warp order (deterministic). Computes in f32.
+FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
+                                   OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Type f32 = type.getElementType();
+  int64_t columns = type.getShape().back();
+  int64_t rows = type.getNumElements() / std::max<int64_t>(columns, 1);
+  int64_t threads =
+      std::min<int64_t>(1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t perThread = ceilDiv(columns, threads);
+  int64_t warps = threads / kWarp;
+  // One buffer per reduction, so no barrier is needed between them.
+  SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name,
+                                     op->getOperandTypes(), op->getResultTypes(),
+                                     workgroup);
+  setLaunch(kernel, rows, threads);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  Value x = flatten(b, loc, kernel.inputs[0]);
+  Value y = flatten(b, loc, kernel.outputs[0]);
+  Value thread = im.threadId(), row = im.blockId();
+  Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
+  Value rowStart = im.mul(row, im.c(columns));
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  auto blockReduce = [&](Value partial, Value shared, bool max) -> Value {
+    auto combine = [&](Value p, Value q) -> Value {
+      return max ? arith::MaximumFOp::create(b, loc, p, q).getResult()
+                 : arith::AddFOp::create(b, loc, p, q).getResult();
+    };
+    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
+    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      Value distance =
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+      Value other = gpu::ShuffleOp::create(b, loc, partial, distance, width,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      partial = combine(partial, other);
+    }
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, partial, shared, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value total = memref::LoadOp::create(b, loc, shared, im.c(0));
+    for (int64_t w = 1; w < warps; ++w)
+      total = combine(total, memref::LoadOp::create(b, loc, shared, im.c(w)));
+    return total;
+  };
+
+  // Load the row: element k of this thread is column thread + k * threads.
+  SmallVector<Value> column, inside, values;
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value c = im.add(thread, im.c(k * threads));
+    Value in = im.lt(c, im.c(columns));
+    // Out-of-row slots read column 0 (always valid) and are masked below.
+    Value safe = select(in, c, im.c(0));
+    column.push_back(safe);
+    inside.push_back(in);
+    values.push_back(
+        memref::LoadOp::create(b, loc, x, ValueRange{im.add(rowStart, safe)}));
+  }
+  auto store = [&](int64_t k, Value v) {
+    auto branch = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    memref::StoreOp::create(b, loc, v, y, ValueRange{im.add(rowStart, column[k])});
+  };
+  Value count = constant(static_cast<double>(columns));
+
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    Value localMax = constant(-INFINITY);
+    for (int64_t k = 0; k < perThread; ++k)
+      localMax = arith::MaximumFOp::create(
+          b, loc, localMax, select(inside[k], values[k], constant(-INFINITY)));
+    Value rowMax = blockReduce(localMax, kernel.workgroup[0], /*max=*/true);
+    SmallVector<Value> exps;
+    Value localSum = constant(0.0);
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value e = math::ExpOp::create(
+          b, loc, arith::SubFOp::create(b, loc, values[k], rowMax));
+      exps.push_back(e);
+      localSum = arith::AddFOp::create(b, loc, localSum,
+                                       select(inside[k], e, constant(0.0)));
+    }
+    Value rowSum = blockReduce(localSum, kernel.workgroup[1], /*max=*/false);
+    if (isa<SoftmaxOp>(op)) {
+      Value inverse = arith::DivFOp::create(b, loc, constant(1.0), rowSum);
+      for (int64_t k = 0; k < perThread; ++k)
+        store(k, arith::MulFOp::create(b, loc, exps[k], inverse));
+    } else {
+      Value shift = arith::AddFOp::create(b, loc, rowMax,
+                                          math::LogOp::create(b, loc, rowSum));
+      for (int64_t k = 0; k < perThread; ++k)
+        store(k, arith::SubFOp::create(b, loc, values[k], shift));
+    }
+  } else {
+    bool rms = isa<RmsNormOp>(op);
+    Value weight, bias;
+    double epsilon;
+    if (auto norm = dyn_cast<LayerNormOp>(op)) {
+      epsilon = norm.getEpsilon().convertToDouble();
+      unsigned next = 1;
+      if (norm.getWeight())
+        weight = kernel.inputs[next++];
+      if (norm.getBias())
+        bias = kernel.inputs[next++];
+    } else {
+      epsilon = cast<RmsNormOp>(op).getEpsilon().convertToDouble();
+      weight = kernel.inputs[1];
+    }
+    Value mean = constant(0.0);
+    if (!rms) {
+      Value localSum = constant(0.0);
+      for (int64_t k = 0; k < perThread; ++k)
+        localSum = arith::AddFOp::create(
+            b, loc, localSum, select(inside[k], values[k], constant(0.0)));
+      mean = arith::DivFOp::create(
+          b, loc, blockReduce(localSum, kernel.workgroup[0], false), count);
+    }
+    SmallVector<Value> centered;
+    Value localSquares = constant(0.0);
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value d = arith::SubFOp::create(b, loc, values[k], mean);
+      centered.push_back(d);
+      Value square = arith::MulFOp::create(b, loc, d, d);
+      localSquares = arith::AddFOp::create(
+          b, loc, localSquares, select(inside[k], square, constant(0.0)));
+    }
+    Value variance = arith::DivFOp::create(
+        b, loc, blockReduce(localSquares, kernel.workgroup[1], false), count);
+    Value scale = arith::DivFOp::create(
+        b, loc, constant(1.0),
+        math::SqrtOp::create(
+            b, loc, arith::AddFOp::create(b, loc, variance, constant(epsilon))));
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value v = arith::MulFOp::create(b, loc, centered[k], scale);
+      if (weight)
+        v = arith::MulFOp::create(
+            b, loc, v, memref::LoadOp::create(b, loc, weight, column[k]));
+      if (bias)
+        v = arith::AddFOp::create(
+            b, loc, v, memref::LoadOp::create(b, loc, bias, column[k]));
+      store(k, v);
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy and cross_entropy_grad
+//===----------------------------------------------------------------------===//
+
+/// f32 logits of rank 2: the cross-entropy emitter takes them.
+bool hasGpuCrossEntropyKernel(Operation *op) {
+  if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    return false;
+  auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
+  return logits.getElementType().isF32() && logits.getRank() == 2;
+}
+
+/// A warp per row (lanes striding over the classes, warp butterflies for the
+/// row's max, sum of exponentials and sum of logits), rows striding over the
+/// grid. The gradient runs on up to 264 blocks of 8 warps, each block first
+/// counting the rows that are not ignored (for the mean) by itself; a mean
+/// or summed loss runs on one block of 32 warps, each warp adding its rows'
+/// losses in row order and the warps added in warp order, so the result is
+/// deterministic. The semantics are those of the CPU kernel: label smoothing
+/// spreads over the classes, an ignored row counts 0, a label out of range
+/// gives NaN. Computes in f32.
+FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
+                                            OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  bool gradient = isa<CrossEntropyGradOp>(op);
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type f32 = logitsType.getElementType();
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto reductionAttr = op->getAttrOfType<LossReductionAttr>("reduction");
+  LossReduction reduction =
+      reductionAttr ? reductionAttr.getValue() : LossReduction::mean;
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  bool total = !gradient && reduction != LossReduction::none;
+
+  int64_t warps = total ? 32 : 8;
+  int64_t block = warps * kWarp;
+  int64_t grid = total ? 1 : std::min(ceilDiv(rows, warps), int64_t{264});
+  SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
+  setLaunch(kernel, grid, block);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  Value logits = kernel.inputs[0], labels = kernel.inputs[1];
+  Value output = kernel.outputs[0];
+  Value thread = im.threadId();
+  Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
+  Type i64 = b.getI64Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  auto warpAll = [&](Value value, bool max) {
+    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
+    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      Value distance =
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+      Value other = gpu::ShuffleOp::create(b, loc, value, distance, width,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = max ? arith::MaximumFOp::create(b, loc, value, other).getResult()
+                  : add(value, other);
+    }
+    return value;
+  };
+  // Sum over the block: warp totals through shared memory, in warp order.
+  auto blockSum = [&](Value partial, Value shared) {
+    partial = warpAll(partial, /*max=*/false);
+    auto first = scf::IfOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, partial, shared, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value sum = memref::LoadOp::create(b, loc, shared, im.c(0));
+    for (int64_t w = 1; w < warps; ++w)
+      sum = add(sum, memref::LoadOp::create(b, loc, shared, im.c(w)));
+    return sum;
+  };
+  auto labelAt = [&](Value r) -> Value {
+    Value label = memref::LoadOp::create(b, loc, labels, ValueRange{r});
+    return label.getType() == i64
+               ? label
+               : arith::ExtSIOp::create(b, loc, i64, label).getResult();
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+
+  // The rows that count, for the mean.
+  Value count;
+  if (reduction == LossReduction::mean) {
+    auto loop = scf::ForOp::create(
+        b, loc, thread, im.c(rows), im.c(block), ValueRange{constant(0.0)},
+        [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             labelAt(r), i64Constant(ignore));
+          scf::YieldOp::create(
+              lb, loc, ValueRange{add(carried[0], select(kept, constant(1.0),
+                                                         constant(0.0)))});
+        });
+    count = blockSum(loop.getResult(0), kernel.workgroup[0]);
+  }
+  Value weightScalar;
+  if (gradient && reduction != LossReduction::none) {
+    Value lossGrad = memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange());
+    weightScalar = reduction == LossReduction::mean
+                       ? arith::DivFOp::create(b, loc, lossGrad, count).getResult()
+                       : lossGrad;
+  }
+
+  Value firstRow = im.add(im.mul(im.blockId(), im.c(warps)), warp);
+  auto rowsLoop = scf::ForOp::create(
+      b, loc, firstRow, im.c(rows), im.c(grid * warps), ValueRange{constant(0.0)},
+      [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value label = labelAt(r);
+        Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              label, i64Constant(ignore));
+        Value valid = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
+                                  i64Constant(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
+                                  i64Constant(classes)));
+        Value safeLabel = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(), select(valid, label, i64Constant(0)));
+        // Over the classes: max and sum of logits, then sum of exponentials.
+        auto stats = scf::ForOp::create(
+            b, loc, lane, im.c(classes), im.c(kWarp),
+            ValueRange{constant(-INFINITY), constant(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
+              Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              scf::YieldOp::create(
+                  cb, loc,
+                  ValueRange{arith::MaximumFOp::create(b, loc, acc[0], x),
+                             add(acc[1], x)});
+            });
+        Value max = warpAll(stats.getResult(0), /*max=*/true);
+        Value sumLogits = warpAll(stats.getResult(1), /*max=*/false);
+        auto exps = scf::ForOp::create(
+            b, loc, lane, im.c(classes), im.c(kWarp), ValueRange{constant(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
+              Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              Value e = math::ExpOp::create(b, loc,
+                                            arith::SubFOp::create(b, loc, x, max));
+              scf::YieldOp::create(cb, loc, ValueRange{add(acc[0], e)});
+            });
+        Value sum = warpAll(exps.getResult(0), /*max=*/false);
+        Value nan = constant(NAN);
+        Value rowLoss = constant(0.0);
+        if (!gradient) {
+          Value logSumExp = add(max, math::LogOp::create(b, loc, sum));
+          Value nll = arith::SubFOp::create(
+              b, loc, logSumExp,
+              memref::LoadOp::create(b, loc, logits, ValueRange{r, safeLabel}));
+          Value uniform = arith::SubFOp::create(
+              b, loc, logSumExp,
+              arith::DivFOp::create(b, loc, sumLogits,
+                                    constant(static_cast<double>(classes))));
+          Value loss = add(arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
+                           arith::MulFOp::create(b, loc, constant(smoothing), uniform));
+          rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
+          if (reduction == LossReduction::none) {
+            auto first = scf::IfOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+                /*withElse=*/false);
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(&first.getThenRegion().front());
+            memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{r});
+          }
+        } else {
+          Value weight =
+              reduction == LossReduction::none
+                  ? memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{r})
+                        .getResult()
+                  : weightScalar;
+          Value safeWeight = select(valid, weight, nan);
+          Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
+          scf::ForOp::create(
+              b, loc, lane, im.c(classes), im.c(kWarp), ValueRange(),
+              [&](OpBuilder &cb, Location, Value c, ValueRange) {
+                OpBuilder::InsertionGuard g2(b);
+                b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
+                Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+                Value p = arith::MulFOp::create(
+                    b, loc,
+                    math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max)),
+                    inverse);
+                Value isLabel = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::eq, c, safeLabel);
+                Value target =
+                    add(select(isLabel, constant(1 - smoothing), constant(0.0)),
+                        constant(smoothing / static_cast<double>(classes)));
+                Value grad = arith::MulFOp::create(
+                    b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+                memref::StoreOp::create(b, loc,
+                                        select(ignored, constant(0.0), grad),
+                                        output, ValueRange{r, c});
+                scf::YieldOp::create(cb, loc);
+              });
+        }
+        scf::YieldOp::create(lb, loc, ValueRange{add(carried[0], rowLoss)});
+      });
+  if (total) {
+    // Each warp's lanes hold the same running total (butterflies), so the
+    // block sum takes lane 0's.
+    Value warpTotal = rowsLoop.getResult(0);
+    auto first = scf::IfOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, warpTotal, kernel.workgroup[1], warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value sum = memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(0));
+    for (int64_t w = 1; w < warps; ++w)
+      sum = add(sum, memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(w)));
+    if (reduction == LossReduction::mean)
+      sum = arith::DivFOp::create(b, loc, sum, count);
+    auto only = scf::IfOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    memref::StoreOp::create(b, loc, sum, output, ValueRange());
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
 // Ops outside fusions
 //===----------------------------------------------------------------------===//
 
@@ -544,6 +982,17 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
     return failure();
   int64_t extent =
       (*body)->getAttrOfType<IntegerAttr>("genesis.outer_extent").getInt();
+  // Device malloc is slow and its heap small: the op kernels' scratch
+  // (static, allocated once per call) lives on the thread's stack.
+  SmallVector<memref::AllocOp> allocs;
+  (*body).walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    OpBuilder at(alloc);
+    alloc.replaceAllUsesWith(
+        memref::AllocaOp::create(at, alloc.getLoc(), alloc.getType()).getResult());
+    alloc.erase();
+  }
+  (*body).walk([&](memref::DeallocOp dealloc) { dealloc.erase(); });
   (*body)->removeAttr("genesis.kernel");
   (*body)->removeAttr("genesis.outer_extent");
   (*body).setPrivate();
@@ -624,6 +1073,10 @@ struct GenesisLowerCudaPass
         kernel = root && isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(root)
                      ? emitReductionFusion(fusion, name, builder)
                      : emitLoopFusion(fusion, name, builder);
+      } else if (hasGpuCrossEntropyKernel(op)) {
+        kernel = emitCrossEntropyKernel(op, name, builder);
+      } else if (hasGpuRowKernel(op)) {
+        kernel = emitRowKernel(op, name, builder);
       } else {
         kernel = emitOuterLoopKernel(op, name, builder);
       }

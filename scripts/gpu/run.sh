@@ -20,7 +20,7 @@ GENESIS_FASHION_MNIST_DIR="$CARRY/data" "$CARRY"/bin/mlp-train \
   "$CARRY/mlp/mlp.gplan" "$CARRY/mlp/init.safetensors" --out "$OUT/mlp" \
   > "$OUT/mlp.md" 2> "$OUT/mlp.log" || status=1
 echo "== benchmarks"
-python3 scripts/gpu/bench.py "$CARRY" "$OUT" > "$OUT/bench.log" 2>&1 || status=1
+timeout "${BENCH_SECONDS:-420}" python3 scripts/gpu/bench.py "$CARRY" "$OUT" > "$OUT/bench.log" 2>&1 || status=1
 grep -v "^|" "$OUT/bench.log" | tail -15
 echo; cat "$OUT/cases.md"
 echo; cat "$OUT/mlp.md"
