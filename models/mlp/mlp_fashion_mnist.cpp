@@ -22,7 +22,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <unistd.h>
 
 using namespace genesis;
 
@@ -51,10 +53,11 @@ static llvm::cl::opt<int64_t> stopAfterEpoch(
 static llvm::cl::opt<bool> printIr("print-ir", llvm::cl::init(false),
                                    llvm::cl::desc("Print the traced IR"));
 
-static llvm::cl::opt<std::string>
-    target("target", llvm::cl::init("cpu"),
-           llvm::cl::desc("cpu, or cuda (then run the plan with mlp-train on "
-                          "the GPU machine; see --compile-only)"));
+static llvm::cl::opt<std::string> target(
+    "target", llvm::cl::init("auto"),
+    llvm::cl::desc("cpu, cuda, or auto: cuda when a GPU and ptxas are here, "
+                   "else cpu (with --compile-only, a cuda plan can be run by "
+                   "mlp-train on a GPU machine)"));
 static llvm::cl::opt<bool> compileOnly(
     "compile-only", llvm::cl::init(false),
     llvm::cl::desc("Write the plan and the initial weights (init.safetensors) "
@@ -64,8 +67,21 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Train the Genesis MLP on Fashion-MNIST\n");
   try {
-    if (target != "cpu" && target != "cuda")
-      throw Error("--target must be cpu or cuda, got '" + target + "'");
+    if (target != "cpu" && target != "cuda" && target != "auto")
+      throw Error("--target must be cpu, cuda or auto, got '" + target + "'");
+    if (target == "auto") {
+      // The cubin needs the toolkit's ptxas, the run a driver and a device.
+      const char *toolkit = std::getenv("GENESIS_CUDA_PATH");
+      std::string ptxas =
+          std::string(toolkit && *toolkit ? toolkit : "/usr/local/cuda") +
+          "/bin/ptxas";
+      std::string reason = cudaUnavailableReason();
+      if (reason.empty() && access(ptxas.c_str(), X_OK) != 0)
+        reason = "no ptxas at " + ptxas;
+      target = reason.empty() ? "cuda" : "cpu";
+      std::printf("target: %s%s\n", target.c_str(),
+                  reason.empty() ? "" : (" (no GPU run: " + reason + ")").c_str());
+    }
     std::system(("mkdir -p '" + outputDir + "'").c_str());
     Generator generator(seed);
     auto model = models::makeMlp({256, 128}, generator);
