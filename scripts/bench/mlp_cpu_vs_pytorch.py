@@ -7,7 +7,15 @@ batch 256, random data. The two alternate for ROUNDS rounds so that a change
 in machine load hits both; prints each round's ratio, the median
 milliseconds per step of each system over all rounds and the median ratio. PyTorch: Debian's python3-torch (apt-get install
 python3-torch). Usage: scripts/bench/mlp_cpu_vs_pytorch.py [build/bin]
+
+Both run with the same glibc malloc policy: mlp-train-step-bench sets it
+itself (retainFreedMemory there), and this script for PyTorch. By default
+glibc may return the freed top of the heap to the system after a step and
+page-fault it back in during the next, which, depending on the heap's
+layout, slowed either system by up to a quarter.
 """
+import ctypes
+import ctypes.util
 import os
 import subprocess
 import sys
@@ -19,6 +27,14 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "bin")
 THREADS = os.cpu_count()
 BATCH, STEPS, WARMUP, ROUNDS = 256, 100, 20, 5
+
+
+def retain_freed_memory():
+    """retainFreedMemory of models/mlp/mlp_train_step_bench.cpp, here."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    libc.mallopt(m_mmap_threshold, 32 << 20)
+    libc.mallopt(m_trim_threshold, 64 << 20)
 
 
 def torch_ms_per_step():
@@ -57,6 +73,7 @@ def genesis_ms_per_step():
 
 
 def main():
+    retain_freed_memory()
     genesis, reference = [], []
     for round_ in range(ROUNDS):
         genesis.append(genesis_ms_per_step())
