@@ -5,7 +5,12 @@
 // cross_entropy and its gradient) and dropout (Philox-4x32-10) get a kernel
 // each. They compute in f64 and round once per stored value, following the
 // reference evaluator's order of operations, so they agree with it to the
-// last f32 bit in most elements.
+// last f32 bit in most elements. Adam and AdamW on f32 parameters are the
+// exception: only their moments are computed so, and the square root and
+// divisions of the parameter's update run in f32 (in f64 they made this the
+// MLP step's largest kernel after the GEMMs), so the new parameter differs
+// from the evaluator's by the f32 rounding of the update in some elements
+// (docs/cpu-backend.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,32 +164,54 @@ LogicalResult emitOptimizer(Operation *op, func::FuncOp kernel) {
         });
       })
       .Case<AdamUpdateOp, AdamWUpdateOp>([&](auto) {
+        // The moments as the evaluator computes them, the parameter's update
+        // in the parameter's type (see the file comment).
         bool decoupled = isa<AdamWUpdateOp>(op);
         Value lr = f.widen(scalar(4));
         Value step = arith::SIToFPOp::create(b, loc, f.f64, scalar(5));
         Value beta1 = attr("beta1"), beta2 = attr("beta2"),
-              epsilon = attr("epsilon"), decay = attr("weight_decay");
-        Value correction1 = f.sub(f.c(1.0), f.pow(beta1, step));
-        Value correction2 = f.sub(f.c(1.0), f.pow(beta2, step));
-        Value shrink = f.sub(f.c(1.0), f.mul(lr, decay));
+              decay = attr("weight_decay");
+        auto rounded = [&](Value v) { return f.narrow(v, element); };
+        Value stepSize =
+            rounded(f.div(lr, f.sub(f.c(1.0), f.pow(beta1, step))));
+        Value rootCorrection2 =
+            rounded(f.sqrt(f.sub(f.c(1.0), f.pow(beta2, step))));
+        Value epsilon = rounded(attr("epsilon"));
+        // AdamW's decay: p (1 - lr decay) for f64 parameters, p lr decay
+        // for f32 ones (below).
+        Value lrDecay = f.mul(lr, decay);
+        Value shrink = f.sub(f.c(1.0), lrDecay);
+        lrDecay = rounded(lrDecay);
         result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
                                [&](OpBuilder &inner, ValueRange i) {
-          F64 g{inner, loc};
-          Value p = g.load(args[0], i), grad = g.load(args[1], i);
-          if (decoupled)
-            p = g.mul(p, shrink);
-          else
-            grad = g.add(grad, g.mul(decay, p));
-          Value m = g.roundTo(g.add(g.mul(beta1, g.load(args[2], i)),
-                                    g.mul(g.sub(g.c(1.0), beta1), grad)),
-                              element);
-          Value v = g.roundTo(
-              g.add(g.mul(beta2, g.load(args[3], i)),
-                    g.mul(g.sub(g.c(1.0), beta2), g.mul(grad, grad))),
+          F64 w{inner, loc};
+          // KernelMath computes in the type of its `f64` member: here the
+          // parameter's.
+          KernelMath g{inner, loc, element};
+          Value p = g.load(args[0], i), grad = w.load(args[1], i);
+          if (!decoupled)
+            grad = w.add(grad, w.mul(decay, w.widen(p)));
+          Value m = w.narrow(w.add(w.mul(beta1, w.load(args[2], i)),
+                                   w.mul(w.sub(w.c(1.0), beta1), grad)),
+                             element);
+          Value v = w.narrow(
+              w.add(w.mul(beta2, w.load(args[3], i)),
+                    w.mul(w.mul(w.sub(w.c(1.0), beta2), grad), grad)),
               element);
-          Value denom = g.add(g.div(g.sqrt(v), g.sqrt(correction2)), epsilon);
-          g.store(g.sub(p, g.div(g.mul(g.div(lr, correction1), m), denom)),
-                  args[numOperands], i);
+          Value denom = g.add(g.div(g.sqrt(v), rootCorrection2), epsilon);
+          Value update = g.div(g.mul(stepSize, m), denom);
+          Value next;
+          if (!decoupled)
+            next = g.sub(p, update);
+          else if (element.isF64())
+            next = g.sub(g.mul(p, shrink), update);
+          else
+            // p - (p lr decay + update): the bracket is small next to p, so
+            // its roundings barely move the result, where rounding
+            // p (1 - lr decay) to f32 would leave it an ulp from the
+            // evaluator's in many elements.
+            next = g.sub(p, g.add(g.mul(p, lrDecay), update));
+          g.store(next, args[numOperands], i);
           g.store(m, args[numOperands + 1], i);
           g.store(v, args[numOperands + 2], i);
           return success();
