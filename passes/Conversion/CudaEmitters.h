@@ -1,0 +1,148 @@
+//===- CudaEmitters.h - Building blocks of the GPU kernel emitters -*- C++ -*-===//
+//
+// Shared by the emitters of genesis-lower-cuda (LowerToCuda.cpp,
+// CudaDataKernels.cpp): kernel creation with its launch, index arithmetic,
+// shared-memory buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H
+#define GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H
+
+#include "passes/Conversion/CudaKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace genesis::cuda {
+using namespace mlir;
+
+inline constexpr int64_t kWarp = 32;
+/// Enough resident blocks of 256 threads for every SM of an H100 (132 SMs, 8
+/// blocks each); grid-stride loops cover the rest.
+inline constexpr int64_t kMaxGridBlocks = 132 * 8;
+
+inline int64_t numel(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Index arithmetic of a kernel body.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) {
+    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  /// The row-major multi-index of `linear` in `shape` (divisions by
+  /// constants, which the backend turns into multiplications).
+  SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape) {
+    SmallVector<Value> index(shape.size());
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      Value quotient = div(linear, stride);
+      index[d] = d == 0 ? quotient : rem(quotient, shape[d]);
+      stride *= shape[d];
+    }
+    return index;
+  }
+  Value threadId() { return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x); }
+  Value blockId() { return gpu::BlockIdOp::create(b, loc, gpu::Dimension::x); }
+  Value globalId(int64_t blockSize) {
+    return add(mul(blockId(), c(blockSize)), threadId());
+  }
+};
+
+/// A gpu.func kernel taking `inputs` then `outputs` as memrefs, with
+/// `workgroup` shared-memory buffers, and its launch configuration.
+struct GpuKernel {
+  gpu::GPUFuncOp function;
+  SmallVector<Value> inputs, outputs;
+  SmallVector<Value> workgroup;
+  cuda::Launch launch;
+};
+
+inline GpuKernel createGpuKernel(OpBuilder &moduleBuilder, Location loc,
+                          StringRef name, TypeRange inputs, TypeRange outputs,
+                          TypeRange workgroup = {}) {
+  SmallVector<Type> argTypes;
+  for (TypeRange range : {inputs, outputs})
+    for (Type type : range) {
+      auto tensor = cast<RankedTensorType>(type);
+      argTypes.push_back(
+          MemRefType::get(tensor.getShape(), tensor.getElementType()));
+    }
+  auto function = gpu::GPUFuncOp::create(
+      moduleBuilder, loc, name, moduleBuilder.getFunctionType(argTypes, {}),
+      workgroup);
+  function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    moduleBuilder.getUnitAttr());
+  GpuKernel kernel;
+  kernel.function = function;
+  Block &entry = function.getBody().front();
+  for (unsigned i = 0; i < argTypes.size(); ++i)
+    (i < inputs.size() ? kernel.inputs : kernel.outputs)
+        .push_back(entry.getArgument(i));
+  for (BlockArgument buffer : function.getWorkgroupAttributions())
+    kernel.workgroup.push_back(buffer);
+  return kernel;
+}
+
+/// Sets the kernel's launch and its `gpu.known_block_size`, which lets the
+/// backend bound the thread indices.
+inline void setLaunch(GpuKernel &kernel, int64_t grid, int64_t block) {
+  kernel.launch.grid = std::max<int64_t>(grid, 1);
+  kernel.launch.block = block;
+  OpBuilder b(kernel.function);
+  kernel.function.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(block), 1, 1}));
+}
+
+inline MemRefType workgroupBuffer(MLIRContext *context, int64_t size, Type element) {
+  return MemRefType::get(
+      {size}, element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+}
+
+/// `value` viewed as a 1-D memref of all its elements.
+inline Value flatten(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() == 1)
+    return memref;
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  if (type.getRank() == 0)
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({1}, type.getElementType()), memref,
+        ArrayRef<ReassociationIndices>{}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return memref::CollapseShapeOp::create(b, loc, memref,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+inline bool is32Bit(Type type) { return type.getIntOrFloatBitWidth() == 32; }
+
+/// Transposes outside fusions (CudaDataKernels.cpp): a tiled transpose
+/// through shared memory when the innermost dimension moves, else a loop.
+bool hasGpuTransposeKernel(Operation *op);
+FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
+                                         OpBuilder &moduleBuilder);
+
+} // namespace genesis::cuda
+
+#endif // GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H
