@@ -128,8 +128,9 @@ compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
                bool timing = false);
 
 /// The IR stages of compilePlan, in place: keeps only `functions` (and what
-/// they call), adds one to their step arguments, runs canonicalize, CSE and
-/// genesis-fuse, then genesis-lower-cpu or genesis-lower-cuda.
+/// they call), adds one to their step arguments, runs (for cuda
+/// genesis-decompose-attention,) canonicalize, CSE and genesis-fuse, then
+/// genesis-lower-cpu or genesis-lower-cuda.
 mlir::LogicalResult lowerForTarget(mlir::ModuleOp module,
                                    llvm::ArrayRef<std::string> functions,
                                    const PlanOptions &options);

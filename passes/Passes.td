@@ -319,4 +319,29 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def GenesisDecomposeAttention
+    : Pass<"genesis-decompose-attention", "mlir::func::FuncOp"> {
+  let summary = "attention and attention_grad as batched GEMMs and row ops";
+  let description = [{
+    Rewrites every `genesis.attention` and `genesis.attention_grad` into the
+    ops they are made of, so that a backend with fast GEMMs and row
+    reductions (CUDA: cuBLASLt and the fusion emitters) runs them without a
+    kernel of their own. The score matrix is materialised ([B, Hq, S, T]), as
+    PyTorch's math attention does; a fused (flash) kernel is future work.
+
+    GQA costs nothing: the queries of one key/value head are contiguous
+    ([B, Hq, S, D] is [B, Hkv, Hq/Hkv, S, D]), so `q` reshapes to
+    [B*Hkv, Hq/Hkv*S, D] and every product is a batched GEMM over B*Hkv.
+    Forward: `scores = scale * q k^T` (+ mask), causal positions j > i + T - S
+    set to -inf (an iota comparison broadcast over B and H), then a softmax
+    written with reduce_max / exp / reduce_sum / div in which a row whose
+    maximum is -inf (it sees no key) gives zeros instead of NaN, as the
+    op's semantics say; `out = P v`. Backward (the op's stated formulas):
+    `dV = P^T dO`, `dP = dO V^T`, `dS = P (dP - rowsum(P * dP))` (which is
+    rowsum(dO * O) for O recomputed from P, as the evaluator does),
+    `dQ = scale dS K`, `dK = scale dS^T Q`; the grouped layout sums dK and dV
+    over the query heads of a group inside the GEMMs.
+  }];
+}
+
 #endif // GENESIS_PASSES_PASSES_TD
