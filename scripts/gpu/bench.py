@@ -122,6 +122,94 @@ def memory_bound(name, plan, inputs, torch_fn, nbytes, compile=True):
     print(f"{name}: genesis {ms:.3f} ms, eager {eager:.3f}, compile {compiled}", flush=True)
 
 
+# The tiny GPT of the GPT row, as scripts/gpu/build-carry.sh compiles it.
+GPT = dict(layers=4, heads=4, width=256, vocab=4096, seq=256, batch=16)
+
+
+class GptBlock(torch.nn.Module):
+    """models/gpt2/Gpt2.cpp's block: pre-LN, fused qkv, causal attention,
+    a 4x MLP with tanh GELU."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+        self.c_attn = torch.nn.Linear(width, 3 * width)
+        self.attn_proj = torch.nn.Linear(width, width)
+        self.c_fc = torch.nn.Linear(width, 4 * width)
+        self.mlp_proj = torch.nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        b, s, c = x.shape
+        q, k, v = (t.view(b, s, self.heads, c // self.heads).transpose(1, 2)
+                   for t in self.c_attn(self.ln_1(x)).split(c, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.attn_proj(y.transpose(1, 2).reshape(b, s, c))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class Gpt(torch.nn.Module):
+    """Learned positions, a final LN, the LM head tied to the token embedding."""
+
+    def __init__(self, layers, heads, width, vocab, seq):
+        super().__init__()
+        self.wte, self.wpe = torch.nn.Embedding(vocab, width), torch.nn.Embedding(seq, width)
+        self.h = torch.nn.ModuleList(GptBlock(width, heads) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(width)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+        for block in self.h:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)
+
+
+def gpt_train_step():
+    """The tiny-GPT row: next-token cross-entropy, AdamW (weight decay 0.01
+    but on 1-D parameters), Genesis's cuda plan against the same model."""
+    vocab, batch, seq = GPT["vocab"], GPT["batch"], GPT["seq"]
+    ids = rng.integers(0, vocab, (batch, seq)).astype(np.int64)
+    targets = rng.integers(0, vocab, (batch, seq)).astype(np.int64)
+    with tempfile.TemporaryDirectory() as tmp:
+        lr_path = os.path.join(tmp, "lr.safetensors")
+        write_safetensors(lr_path, {"lr": ("F32", [], struct.pack("<f", 1e-3))})
+        ms, peak = genesis(os.path.join(CARRY, "gpt", "gpt.gplan"), [ids, targets],
+                           extra=["--params", os.path.join(CARRY, "gpt", "init.safetensors"),
+                                  "--params", lr_path], function="train_step")
+    # Earlier rows leave tensors allocated (the GEMM inputs, the MLP): the
+    # peaks count only what this row allocates, as Genesis's does.
+    base = torch.cuda.memory_allocated()
+    model = Gpt(**{k: GPT[k] for k in ("layers", "heads", "width", "vocab", "seq")}).to(DEV)
+    decay = [p for p in model.parameters() if p.dim() > 1]
+    rest = [p for p in model.parameters() if p.dim() == 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                             {"params": rest, "weight_decay": 0.0}], lr=1e-3)
+    ti, tt = torch.from_numpy(ids).to(DEV), torch.from_numpy(targets).to(DEV)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x).view(-1, vocab), y.view(-1))
+        loss.backward()
+        opt.step()
+        return loss
+    torch.cuda.reset_peak_memory_stats()
+    eager = cuda_time(lambda: step(ti, tt))
+    eager_peak = torch.cuda.max_memory_allocated() - base
+    try:  # keep the eager numbers if the compile fails
+        compiled_step = torch.compile(step)
+        torch.cuda.reset_peak_memory_stats()
+        compiled = cuda_time(lambda: compiled_step(ti, tt))
+        compiled_peak = torch.cuda.max_memory_allocated() - base
+    except Exception as error:
+        print(f"torch.compile failed: {error}", flush=True)
+        compiled, compiled_peak = float("nan"), 0
+    name = (f"tiny GPT train step {GPT['layers']}L w{GPT['width']} "
+            f"v{vocab} b{batch}x{seq}")
+    rows.append((name, ms, eager, compiled, None, None))
+    print(f"tiny GPT: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
+          f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
+
+
 def main():
     bandwidth = copy_bandwidth()
     print(f"device-to-device copy: {bandwidth / 1e12:.2f} TB/s", flush=True)
@@ -209,6 +297,11 @@ def main():
     rows.append(("MLP train step b4096", ms, eager, compiled, None, None))
     print(f"MLP: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
           f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
+
+    try:
+        gpt_train_step()
+    except Exception as error:  # the table stands without this row
+        print(f"tiny GPT row failed: {error}", flush=True)
 
     with open(os.path.join(OUT, "bench.tsv"), "w") as f:
         f.write("name\tgenesis_ms\teager_ms\tcompile_ms\tbandwidth_fraction\ttflops\n")

@@ -2,8 +2,9 @@
 # Builds everything here and writes gpu-carry/ (git-ignored, under 64 MiB):
 # the runtime-only binaries (genesis-run, mlp-train, CudaSessionTest), the
 # CUDA backend cases (plans, inputs, evaluator outputs) that CudaBackendTests
-# writes, the benchmark plans, the MLP plans with their initial weights, and
-# Fashion-MNIST. Then scripts/gpu/run.sh runs on the GPU machine:
+# writes, the benchmark plans, the MLP plans and the tiny-GPT train step
+# (bench.py's GPT row) with their initial weights, and Fashion-MNIST. Then
+# scripts/gpu/run.sh runs on the GPU machine:
 #   device run: carry gpu-carry, command "scripts/gpu/run.sh gpu-carry"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/../.."
 BUILD=build
 CARRY=gpu-carry
 grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >> .git/info/exclude
-rm -rf "$CARRY" && mkdir -p "$CARRY"/{bin,cases,bench,data,mlp,mlp4096}
+rm -rf "$CARRY" && mkdir -p "$CARRY"/{bin,cases,bench,data,mlp,mlp4096,gpt}
 cp "$BUILD"/bin/{genesis-run,mlp-train,CudaSessionTest} "$CARRY"/bin/
 GENESIS_GPU_CASES_DIR="$PWD/$CARRY/cases" "$BUILD"/bin/CudaBackendTests >/dev/null
 for f in scripts/gpu/bench/*.mlir; do
@@ -21,5 +22,8 @@ done
   -o "$CARRY/bench/gemm_tf32.gplan" >/dev/null
 "$BUILD"/bin/mlp-fashion-mnist --target=cuda --compile-only --out "$CARRY/mlp" >/dev/null
 "$BUILD"/bin/mlp-fashion-mnist --target=cuda --compile-only --batch 4096 --out "$CARRY/mlp4096" >/dev/null
+# bench.py builds the same model in PyTorch: keep its GPT sizes in step.
+"$BUILD"/bin/gpt2-plan --target=cuda --layers 4 --heads 4 --width 256 --vocab 4096 \
+  --seq 256 --batch 16 --out "$CARRY/gpt" >/dev/null
 cp /usr/share/datasets/fashion-mnist/*.gz "$CARRY/data/"
 du -sh "$CARRY"
