@@ -129,7 +129,8 @@ compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
 
 /// The IR stages of compilePlan, in place: keeps only `functions` (and what
 /// they call), adds one to their step arguments, runs (for cuda
-/// genesis-decompose-attention,) canonicalize, CSE and genesis-fuse, then
+/// genesis-decompose-attention and genesis-decompose-cross-entropy,)
+/// canonicalize, CSE and genesis-fuse, then
 /// genesis-lower-cpu or genesis-lower-cuda.
 mlir::LogicalResult lowerForTarget(mlir::ModuleOp module,
                                    llvm::ArrayRef<std::string> functions,

@@ -301,11 +301,23 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       exponentials (or mean and variance, two passes over the registers) are
       block reductions: a warp butterfly, then the warp totals through shared
       memory, added in warp order.
+    - Transposes outside fusions (any element type): the permutation is
+      first reduced (size-1 dimensions dropped, operand dimensions that stay
+      adjacent merged). If it moves the operand's last dimension B, the
+      operand is viewed as [batch..., A, ..., B], A the dimension that
+      becomes the result's last, and a 256-thread block (32 x 8) moves one
+      32x32 tile of (A, B) of one batch index: 4 coalesced reads per thread
+      (consecutive B) into a 32x33 shared tile (the padding column keeps the
+      tile's columns in distinct banks), a `gpu.barrier`, 4 coalesced writes
+      per thread (consecutive A); partial tiles are bounds-checked around the
+      memory accesses only, so every thread reaches the barrier. The 1-D
+      grid enumerates (batch, A tile, B tile). If the last dimension stays,
+      a thread per result element copies through the index map.
     - Other ops outside fusions (optimizer updates, softmax and log_softmax
       of other dimensions or types, cross_entropy and its gradient, dropout,
-      rope, attention, data movement): the CPU op kernel, a func.func over
-      [begin, end) of its outer loop computing in f64, is cloned into the
-      GPU module and called with one outer iteration per thread; the
+      rope, attention, other data movement): the CPU op kernel, a func.func
+      over [begin, end) of its outer loop computing in f64, is cloned into
+      the GPU module and called with one outer iteration per thread; the
       elementwise ones (optimizer updates, dropout) are emitted over their
       flattened shape, so each element gets a thread.
     No kernel uses atomics, so every result is bitwise reproducible.
@@ -341,6 +353,20 @@ def GenesisDecomposeAttention
     rowsum(dO * O) for O recomputed from P, as the evaluator does),
     `dQ = scale dS K`, `dK = scale dS^T Q`; the grouped layout sums dK and dV
     over the query heads of a group inside the GEMMs.
+  }];
+}
+
+def GenesisDecomposeCrossEntropy
+    : Pass<"genesis-decompose-cross-entropy", "mlir::func::FuncOp"> {
+  let summary = "A cross_entropy's mean or sum as a reduce_sum of its rows";
+  let description = [{
+    Rewrites a `genesis.cross_entropy` with reduction `mean` or `sum` into the
+    same op with reduction `none` (one loss per row, which a backend runs row
+    parallel) followed by a `reduce_sum` over the rows and, for `mean`, a
+    division by the number of rows whose label is not `ignore_index` (a
+    compare, a cast and a second `reduce_sum`), which is the op's definition
+    of the mean. The CUDA pipeline runs it so that the sum over rows is a
+    reduction fusion rather than a single block walking every row.
   }];
 }
 

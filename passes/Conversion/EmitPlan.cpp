@@ -592,10 +592,13 @@ LogicalResult lowerForTarget(ModuleOp module,
   if (options.timing)
     pm.enableTiming();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();
-  // The GPU runs attention as batched GEMMs and row reductions; the CPU has
-  // a kernel of its own.
-  if (options.target == plan::Target::Cuda)
+  // The GPU runs attention as batched GEMMs and row reductions, and a
+  // loss's sum over rows as a reduction fusion; the CPU has kernels of its
+  // own.
+  if (options.target == plan::Target::Cuda) {
     functionPm.addPass(createGenesisDecomposeAttention());
+    functionPm.addPass(createGenesisDecomposeCrossEntropy());
+  }
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
   functionPm.addPass(createGenesisFuse());
