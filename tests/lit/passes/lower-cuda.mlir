@@ -81,3 +81,27 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
   %r = genesis.sgd_update %p, %g, %lr : (tensor<16x15xf32>, tensor<16x15xf32>, tensor<f32>) -> tensor<16x15xf32>
   return %r : tensor<16x15xf32>
 }
+
+// -----
+
+// A transpose moving the innermost dimension: 32x32 tiles of (40, 70) of
+// each of the 2 batch indices through a 32x33 shared tile (flat, 1056
+// elements), a barrier between the coalesced reads and writes; a 1-D grid
+// of 2 x 3 x 2 tiles. A transpose keeping the innermost dimension copies a
+// thread per element.
+// CHECK-LABEL: func.func @transpose(
+// CHECK: genesis.transpose %{{.+}}, [0, 2, 1] {genesis.kernel = @transpose_transpose0, genesis.launch = array<i64: 12, 256, 0>}
+// CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = array<i64: 4, 256, 0>}
+// CHECK: gpu.func @transpose_transpose0(%{{.+}}: memref<2x40x70xf32>, %{{.+}}: memref<2x70x40xf32>) workgroup(%[[TILE:.+]] : memref<1056xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-COUNT-4: memref.store %{{.+}}, %[[TILE]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[TILE]]
+// CHECK: gpu.func @transpose_transpose1(
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @transpose(%a: tensor<2x40x70xf32>, %b: tensor<2x5x6x16xf32>) -> (tensor<2x70x40xf32>, tensor<2x6x5x16xf32>) {
+  %0 = genesis.transpose %a, [0, 2, 1] : tensor<2x40x70xf32>
+  %1 = genesis.transpose %b, [0, 2, 1, 3] : tensor<2x5x6x16xf32>
+  return %0, %1 : tensor<2x70x40xf32>, tensor<2x6x5x16xf32>
+}
