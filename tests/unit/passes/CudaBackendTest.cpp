@@ -23,6 +23,8 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
+#include "frontend/Trace.h"
+#include "models/gpt2/Gpt2.h"
 #include "passes/Passes.h"
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
@@ -410,6 +412,65 @@ TEST(CudaBackend, TransposeKernels) {
                                         17));
   }
   EXPECT_ON_DEVICE(worst, 0.0);
+}
+
+
+// The forward and backward of a whole model: a tiny GPT-2's loss and its
+// gradient with respect to every parameter (genesis-autodiff), so every
+// fused pattern of a transformer's training (embeddings, layer_norm and its
+// backward, decomposed attention and its gradient, GELU, the tied head,
+// cross_entropy) runs on the GPU against the evaluator.
+TEST(CudaBackend, TinyGpt2LossAndGradients) {
+  constexpr int64_t B = 2, S = 16;
+  models::Gpt2Config config;
+  config.vocab_size = 64;
+  config.n_positions = S;
+  config.n_embd = 64;
+  config.n_layer = 2;
+  config.n_head = 4;
+  config.dropout = 0.0;
+  Generator generator(3);
+  models::Gpt2 gpt(config, generator);
+  Trace trace("loss");
+  trace.bind(gpt);
+  Tensor ids = trace.input("ids", DType::I64, {B, S});
+  Tensor targets = trace.input("targets", DType::I64, {B * S});
+  trace.output("loss", cross_entropy(gpt(ids).reshape({B * S, config.vocab_size}),
+                                     targets));
+  mlir::func::FuncOp loss = trace.finish();
+  std::vector<unsigned> wrt;
+  std::map<unsigned, HostArray> given;
+  Generator data(17);
+  for (unsigned i = 0; i < loss.getNumArguments(); ++i) {
+    auto name = loss.getArgAttrOfType<mlir::StringAttr>(i, "genesis.name");
+    if (name && (name.getValue() == "ids" || name.getValue() == "targets")) {
+      auto type = mlir::cast<mlir::RankedTensorType>(loss.getArgumentTypes()[i]);
+      HostArray tokens(DType::I64, {type.getShape().begin(), type.getShape().end()});
+      for (int64_t k = 0; k < tokens.numel(); ++k)
+        tokens.setInt(k, static_cast<int64_t>(data.uniform() * config.vocab_size) %
+                             config.vocab_size);
+      given.emplace(i, tokens);
+    } else {
+      wrt.push_back(i);
+    }
+  }
+  mlir::FailureOr<mlir::func::FuncOp> grad = differentiate(loss, wrt);
+  ASSERT_TRUE(mlir::succeeded(grad));
+  loss.erase();
+  grad->setSymName("f");
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  trace.module().print(os);
+  // Weights drawn in [-2, 2] by deviceError would saturate the softmaxes;
+  // the model's own initialisation is used instead.
+  auto state = gpt.state_dict();
+  for (unsigned i : wrt) {
+    auto name = grad->getArgAttrOfType<mlir::StringAttr>(i, "genesis.name");
+    for (auto &[key, value] : state)
+      if (name && key == name.getValue())
+        given.emplace(i, value);
+  }
+  EXPECT_ON_DEVICE(deviceError(ir, 23, given), kF32);
 }
 
 } // namespace
