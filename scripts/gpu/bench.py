@@ -111,8 +111,8 @@ def torch_pair(fn, *args):
 rows = []  # (name, genesis_ms, eager_ms, compile_ms, bytes or None, flops or None)
 
 
-def memory_bound(name, plan, inputs, torch_fn, nbytes, compile=True):
-    ms, _ = genesis(os.path.join(BENCH, plan), inputs)
+def memory_bound(name, plan, inputs, torch_fn, nbytes, compile=True, function=None):
+    ms, _ = genesis(os.path.join(BENCH, plan), inputs, function=function)
     args = [torch.from_numpy(a).to(DEV) for a in inputs]
     if compile:
         eager, compiled = torch_pair(torch_fn, *args)
@@ -233,9 +233,21 @@ def main():
                  lambda t, u, v: F.layer_norm(t, (m,), u, v, 1e-5), 2 * x.nbytes)
     memory_bound("rms_norm 8192x8192", "rms_norm.gplan", [x, w],
                  lambda t, u: F.rms_norm(t, (m,), u, 1e-6), 2 * x.nbytes)
-    # cross_entropy (and its gradient) still runs on the one-thread-per-row
-    # (f64) fallback kernel, with one thread for the mean: not benchmarked
-    # until it has a row kernel.
+    y = torch.softmax(torch.from_numpy(x), dim=1).numpy()
+    g = rng.standard_normal((m, m), dtype=f32)
+    memory_bound("softmax backward 8192x8192", "softmax_backward.gplan", [y, g],
+                 lambda t, u: torch._softmax_backward_data(u, t, 1, torch.float32),
+                 3 * x.nbytes)
+    del y, g
+    labels = rng.integers(0, m, m).astype(np.int64)
+
+    def ce_and_grad(t, lab):
+        t = t.detach().requires_grad_(True)
+        loss = F.cross_entropy(t, lab)
+        (grad,) = torch.autograd.grad(loss, t)
+        return loss, grad
+    memory_bound("cross_entropy fwd+bwd 8192x8192", "cross_entropy_grad.gplan",
+                 [x, labels], ce_and_grad, 2 * x.nbytes, function="loss_grad")
     del x
 
     k = 4096
