@@ -313,9 +313,27 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       memory accesses only, so every thread reaches the barrier. The 1-D
       grid enumerates (batch, A tile, B tile). If the last dimension stays,
       a thread per result element copies through the index map.
+    - slice, pad, concat, broadcast_in_dim, take (any element type) and iota
+      outside fusions (a gather emitter): a grid-stride loop (256-thread
+      blocks, at most 132 x 8) with a thread per result element, which
+      delinearises its position (divisions by constants) and loads the
+      element it comes from: start + i * stride (slice); (i - low) /
+      (interior + 1) inside the operand and on the step, else zero (pad); the
+      input whose range of the concatenated dimension holds i (concat); the
+      id clamped into [0, n) in its own type, as the CPU kernel clamps
+      (take).
+    - scatter_add (f32, f64, i32, i64), viewed as result [outer, rows,
+      inner] += updates [outer, ids, inner]: a warp per (outer, row, group of
+      up to 8 x 32 inner columns), each lane holding up to 8 columns'
+      accumulators (f64 for f32), started from the operand. The warp walks
+      the ids in order, 32 at a time: each lane loads one and clamps it, the
+      lanes' match bits are ORed by an xor-shuffle butterfly, and the
+      matching updates are added lowest bit first. So each element sums its
+      updates in index order, as the CPU kernel does, and f32 rounds once;
+      the cost is O(rows x ids / 32) warp steps plus the updates.
     - Other ops outside fusions (optimizer updates, softmax and log_softmax
       of other dimensions or types, cross_entropy and its gradient, dropout,
-      rope, attention, other data movement): the CPU op kernel, a func.func
+      rope, attention, argmax): the CPU op kernel, a func.func
       over [begin, end) of its outer loop computing in f64, is cloned into
       the GPU module and called with one outer iteration per thread; the
       elementwise ones (optimizer updates, dropout) are emitted over their

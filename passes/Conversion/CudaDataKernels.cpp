@@ -1,6 +1,7 @@
 //===- CudaDataKernels.cpp - Data-movement GPU kernels --------------------===//
 //
-// Part of genesis-lower-cuda: the transpose emitter.
+// Part of genesis-lower-cuda: the transpose emitter, and the gather
+// emitter (slice, pad, concat, broadcast_in_dim, iota, take; scatter_add).
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,6 +9,8 @@
 #include "passes/Conversion/CudaEmitters.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <functional>
 
 namespace genesis::cuda {
 
@@ -218,6 +221,398 @@ FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
       memref::StoreOp::create(b, loc, x, out, offset);
     });
   }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Gather emitter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Columns each lane of the scatter_add kernel accumulates: a warp covers
+/// up to 8 x 32 columns of a result row, so it reads the indices once for
+/// all of them.
+constexpr int64_t kScatterColumns = 8;
+
+bool isPlainNumeric(Type type) {
+  return type.isF32() || type.isF64() || type.isInteger(32) ||
+         type.isInteger(64);
+}
+
+/// `then()` if `condition`, else `otherwise()`.
+Value ifElse(OpBuilder &b, Location loc, Value condition, Type type,
+             function_ref<Value()> then, function_ref<Value()> otherwise) {
+  auto branch = scf::IfOp::create(b, loc, TypeRange{type}, condition,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  scf::YieldOp::create(b, loc, then());
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  scf::YieldOp::create(b, loc, otherwise());
+  return branch.getResult(0);
+}
+
+Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate predicate, Value x,
+          Value y) {
+  return arith::CmpIOp::create(b, loc, predicate, x, y);
+}
+
+Value both(OpBuilder &b, Location loc, Value x, Value y) {
+  return x ? arith::AndIOp::create(b, loc, x, y).getResult() : y;
+}
+
+/// An index (i32 or i64) clamped into [0, bound) as the CPU kernels clamp
+/// it; in its own type, since the index type of the kernels is 32-bit and
+/// the cast would truncate first.
+Value clampedId(OpBuilder &b, Location loc, Value id, int64_t bound) {
+  Type type = id.getType();
+  id = arith::MaxSIOp::create(b, loc, id,
+                              arith::ConstantIntOp::create(b, loc, type, 0));
+  id = arith::MinSIOp::create(
+      b, loc, id, arith::ConstantIntOp::create(b, loc, type, bound - 1));
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+}
+
+/// `body(i)` for i = first, first + step, ... below end, the builder inside
+/// the loop.
+void forEach(OpBuilder &b, Location loc, Value first, int64_t end,
+             int64_t step, function_ref<void(Value)> body) {
+  IndexMath im{b, loc};
+  auto loop = scf::ForOp::create(b, loc, first, im.c(end), im.c(step));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+/// The element of `op`'s result at the flat `position`, read from the
+/// flattened inputs `in`.
+Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
+                    ArrayRef<Value> in) {
+  IndexMath im{b, loc};
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = resultType.getShape();
+  Type element = resultType.getElementType();
+  auto load = [&](unsigned k, Value offset) -> Value {
+    return memref::LoadOp::create(b, loc, in[k], offset);
+  };
+  auto operandShape = [&](unsigned k) {
+    return cast<RankedTensorType>(op->getOperand(k).getType()).getShape();
+  };
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    SmallVector<int64_t> strides = rowMajorStrides(operandShape(0));
+    SmallVector<Value> j = im.delinearize(position, shape);
+    int64_t base = 0;
+    for (auto [d, stride] : llvm::enumerate(strides))
+      base += slice.getStart()[d] * stride;
+    Value offset = im.c(base);
+    for (auto [d, stride] : llvm::enumerate(strides))
+      if (shape[d] != 1)
+        offset = im.add(offset,
+                        im.mul(j[d], im.c(slice.getStride()[d] * stride)));
+    return load(0, offset);
+  }
+  if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
+    ArrayRef<int64_t> from = operandShape(0);
+    SmallVector<int64_t> strides = rowMajorStrides(from);
+    SmallVector<Value> j = im.delinearize(position, shape);
+    Value offset = im.c(0);
+    for (auto [i, d] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+      if (from[i] != 1)
+        offset = im.add(offset, im.mul(j[d], im.c(strides[i])));
+    return load(0, offset);
+  }
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    ArrayRef<int64_t> from = operandShape(0);
+    auto zero = [&]() -> Value {
+      return arith::ConstantOp::create(b, loc,
+                                       cast<TypedAttr>(b.getZeroAttr(element)));
+    };
+    if (numel(from) == 0)
+      return zero();
+    SmallVector<int64_t> strides = rowMajorStrides(from);
+    SmallVector<Value> j = im.delinearize(position, shape);
+    // j[d] holds operand element (j[d] - low) / step when it is at or past
+    // low, before the high padding, and on the step.
+    Value inside, offset = im.c(0);
+    for (auto [d, stride] : llvm::enumerate(strides)) {
+      int64_t low = pad.getLow()[d], step = pad.getInterior()[d] + 1;
+      int64_t end = low + (from[d] - 1) * step + 1;
+      Value t = j[d];
+      if (low > 0) {
+        inside = both(b, loc, inside,
+                      cmp(b, loc, arith::CmpIPredicate::uge, t, im.c(low)));
+        t = arith::SubIOp::create(b, loc, t, im.c(low));
+      }
+      if (shape[d] > end)
+        inside = both(b, loc, inside, im.lt(t, im.c(end - low)));
+      if (step != 1)
+        inside = both(b, loc, inside,
+                      cmp(b, loc, arith::CmpIPredicate::eq, im.rem(t, step),
+                          im.c(0)));
+      offset = im.add(offset, im.mul(im.div(t, step), im.c(stride)));
+    }
+    if (!inside)
+      return load(0, offset);
+    return ifElse(b, loc, inside, element, [&] { return load(0, offset); },
+                  zero);
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t dim = concat.getDim();
+    int64_t outer = numel(shape.take_front(dim));
+    int64_t inner = numel(shape.drop_front(dim + 1));
+    SmallVector<Value> at =
+        im.delinearize(position, {outer, shape[dim], inner});
+    // Input k holds [offset, offset + size) of the concatenated dimension.
+    std::function<Value(unsigned, int64_t)> from = [&](unsigned k,
+                                                       int64_t offset) {
+      int64_t size = operandShape(k)[dim];
+      auto read = [&]() -> Value {
+        Value local = arith::SubIOp::create(b, loc, at[1], im.c(offset));
+        return load(k, im.add(im.mul(im.add(im.mul(at[0], im.c(size)), local),
+                                     im.c(inner)),
+                              at[2]));
+      };
+      if (k + 1 == op->getNumOperands())
+        return read();
+      return ifElse(b, loc, im.lt(at[1], im.c(offset + size)), element, read,
+                    [&] { return from(k + 1, offset + size); });
+    };
+    return from(0, 0);
+  }
+  if (auto take = dyn_cast<TakeOp>(op)) {
+    ArrayRef<int64_t> table = operandShape(0);
+    int64_t axis = take.getAxis(), rows = table[axis];
+    int64_t outer = numel(table.take_front(axis));
+    int64_t inner = numel(table.drop_front(axis + 1));
+    SmallVector<Value> at = im.delinearize(
+        position, {outer, numel(operandShape(1)), inner});
+    Value row = clampedId(b, loc, load(1, at[1]), rows);
+    return load(0, im.add(im.mul(im.add(im.mul(at[0], im.c(rows)), row),
+                                 im.c(inner)),
+                          at[2]));
+  }
+  auto iota = cast<IotaOp>(op);
+  int64_t dim = iota.getDim();
+  Value j = im.rem(im.div(position, numel(shape.drop_front(dim + 1))),
+                   shape[dim]);
+  if (!isa<FloatType>(element))
+    return arith::IndexCastOp::create(b, loc, element, j);
+  return arith::SIToFPOp::create(
+      b, loc, element, arith::IndexCastOp::create(b, loc, b.getI64Type(), j));
+}
+
+/// scatter_add viewed as result [outer, rows, inner] += updates [outer,
+/// count, inner] at the (clamped) indices. A warp per (outer, row, group of
+/// up to 8 x 32 columns): each lane starts from the operand's columns
+/// lane + 32q and walks the indices in order, 32 at a time: every lane
+/// loads one, the warp ORs the lanes' match bits (an xor-shuffle
+/// butterfly), then adds the matching updates lowest bit first. So each
+/// element sums its updates in index order, in f64 for f32 as the CPU
+/// kernel does, without atomics.
+FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
+                                          OpBuilder &moduleBuilder) {
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getOperand().getType();
+  ArrayRef<int64_t> shape = type.getShape();
+  Type element = type.getElementType();
+  int64_t axis = op.getAxis(), rows = shape[axis];
+  int64_t outer = numel(shape.take_front(axis));
+  int64_t inner = numel(shape.drop_front(axis + 1));
+  int64_t count = op.getIndices().getType().getNumElements();
+  int64_t perLane = std::clamp<int64_t>(ceilDiv(inner, kWarp), 1,
+                                        kScatterColumns);
+  int64_t span = perLane * kWarp;
+  int64_t groups = ceilDiv(inner, span);
+  int64_t items = outer * rows * groups;
+  int64_t warps = kBlock / kWarp;
+  int64_t grid = std::min(ceilDiv(items, warps), kMaxGridBlocks);
+
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes());
+  setLaunch(kernel, grid, kBlock);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  if (items == 0 || inner == 0) {
+    gpu::ReturnOp::create(b, loc);
+    return kernel;
+  }
+  Value operand = flatten(b, loc, kernel.inputs[0]);
+  Value ids = flatten(b, loc, kernel.inputs[1]);
+  Value updates = flatten(b, loc, kernel.inputs[2]);
+  Value out = flatten(b, loc, kernel.outputs[0]);
+  bool widened = element.isF32();
+  auto widen = [&](OpBuilder &ob, Value x) -> Value {
+    return widened ? arith::ExtFOp::create(ob, loc, ob.getF64Type(), x) : x;
+  };
+  auto add = [&](OpBuilder &ob, Value x, Value y) -> Value {
+    if (isa<FloatType>(element))
+      return arith::AddFOp::create(ob, loc, x, y);
+    return arith::AddIOp::create(ob, loc, x, y);
+  };
+  Type i32 = b.getI32Type();
+  auto i32Constant = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIntOp::create(ob, loc, i32, v);
+  };
+
+  Value thread = im.threadId();
+  Value lane = im.rem(thread, kWarp);
+  Value laneBit = arith::ShLIOp::create(
+      b, loc, i32Constant(b, 1), arith::IndexCastOp::create(b, loc, i32, lane));
+  Value firstItem =
+      im.add(im.mul(im.blockId(), im.c(warps)), im.div(thread, kWarp));
+  // The loop bounds are uniform across a warp, so all its lanes take part
+  // in every shuffle.
+  forEach(b, loc, firstItem, items, std::max<int64_t>(grid, 1) * warps,
+          [&](Value item) {
+    SmallVector<Value> at = im.delinearize(item, {outer, rows, groups});
+    Value row = at[1];
+    // Lanes past the row's end read its last column and skip the store.
+    SmallVector<Value> columns, reads;
+    for (int64_t q = 0; q < perLane; ++q) {
+      Value column =
+          im.add(im.mul(at[2], im.c(span)), im.add(lane, im.c(q * kWarp)));
+      columns.push_back(column);
+      reads.push_back(inner % span == 0
+                          ? column
+                          : arith::MinUIOp::create(b, loc, column,
+                                                   im.c(inner - 1))
+                                .getResult());
+    }
+    Value rowBase = im.mul(im.add(im.mul(at[0], im.c(rows)), row), im.c(inner));
+    Value updateBase = im.mul(at[0], im.c(count * inner));
+    SmallVector<Value> sums;
+    for (Value column : reads)
+      sums.push_back(widen(
+          b, memref::LoadOp::create(b, loc, operand, im.add(rowBase, column))));
+    SmallVector<Type> sumTypes(perLane, sums[0].getType());
+    auto chunks = scf::ForOp::create(
+        b, loc, im.c(0), im.c(count), im.c(kWarp), sums,
+        [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
+          IndexMath cm{cb, loc};
+          Value index = cm.add(base, lane);
+          Value safe = count % kWarp == 0
+                           ? index
+                           : arith::MinUIOp::create(cb, loc, index,
+                                                    cm.c(count - 1))
+                                 .getResult();
+          Value target = clampedId(
+              cb, loc, memref::LoadOp::create(cb, loc, ids, safe), rows);
+          Value match = cmp(cb, loc, arith::CmpIPredicate::eq, target, row);
+          if (count % kWarp != 0)
+            match = both(cb, loc, match, cm.lt(index, cm.c(count)));
+          Value bits = arith::SelectOp::create(cb, loc, match, laneBit,
+                                               i32Constant(cb, 0));
+          Value width = i32Constant(cb, kWarp);
+          for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+            Value other = gpu::ShuffleOp::create(cb, loc, bits,
+                                                 i32Constant(cb, offset), width,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult();
+            bits = arith::OrIOp::create(cb, loc, bits, other);
+          }
+          SmallVector<Value> state{bits};
+          state.append(carried.begin(), carried.end());
+          SmallVector<Type> stateTypes{i32};
+          stateTypes.append(sumTypes);
+          auto matches = scf::WhileOp::create(
+              cb, loc, stateTypes, state,
+              [&](OpBuilder &wb, Location, ValueRange current) {
+                Value more = cmp(wb, loc, arith::CmpIPredicate::ne, current[0],
+                                 i32Constant(wb, 0));
+                scf::ConditionOp::create(wb, loc, more, current);
+              },
+              [&](OpBuilder &wb, Location, ValueRange current) {
+                IndexMath wm{wb, loc};
+                Value set = current[0];
+                // The lowest set bit's position is the exponent of its
+                // value as an f32 (math.cttz has no NVVM lowering here).
+                Value lowest = arith::AndIOp::create(
+                    wb, loc, set,
+                    arith::SubIOp::create(wb, loc, i32Constant(wb, 0), set));
+                Value exponent = arith::ShRUIOp::create(
+                    wb, loc,
+                    arith::BitcastOp::create(
+                        wb, loc, i32,
+                        arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
+                                                lowest)),
+                    i32Constant(wb, 23));
+                Value k = arith::IndexCastOp::create(
+                    wb, loc, wb.getIndexType(),
+                    arith::SubIOp::create(wb, loc, exponent,
+                                          i32Constant(wb, 127)));
+                Value from = wm.add(updateBase,
+                                    wm.mul(wm.add(base, k), wm.c(inner)));
+                SmallVector<Value> next{arith::AndIOp::create(
+                    wb, loc, set,
+                    arith::SubIOp::create(wb, loc, set, i32Constant(wb, 1)))};
+                for (auto [q, column] : llvm::enumerate(reads)) {
+                  Value u = memref::LoadOp::create(wb, loc, updates,
+                                                   wm.add(from, column));
+                  next.push_back(add(wb, current[1 + q], widen(wb, u)));
+                }
+                scf::YieldOp::create(wb, loc, next);
+              });
+          scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
+        });
+    for (auto [q, column] : llvm::enumerate(columns)) {
+      Value sum = chunks.getResult(q);
+      if (widened)
+        sum = arith::TruncFOp::create(b, loc, element, sum);
+      Value valid = inner % span == 0 ? Value() : im.lt(column, im.c(inner));
+      ifThen(b, loc, valid, [&] {
+        memref::StoreOp::create(b, loc, sum, out, im.add(rowBase, column));
+      });
+    }
+  });
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+} // namespace
+
+bool hasGpuGatherKernel(Operation *op) {
+  if (isa<SliceOp, PadOp, ConcatOp, BroadcastInDimOp, TakeOp>(op))
+    return true;
+  if (auto iota = dyn_cast<IotaOp>(op))
+    return isPlainNumeric(
+        cast<RankedTensorType>(iota.getResult().getType()).getElementType());
+  if (auto scatter = dyn_cast<ScatterAddOp>(op))
+    return isPlainNumeric(scatter.getOperand().getType().getElementType());
+  return false;
+}
+
+/// A grid-stride loop (256-thread blocks, at most kMaxGridBlocks) with a
+/// thread per result element, which loads the element it comes from (or
+/// computes it: iota, pad's zeros); consecutive threads read consecutive
+/// elements within each contiguous run of the source. scatter_add: see
+/// emitScatterAddKernel.
+FailureOr<GpuKernel> emitGatherKernel(Operation *op, StringRef name,
+                                      OpBuilder &moduleBuilder) {
+  if (auto scatter = dyn_cast<ScatterAddOp>(op))
+    return emitScatterAddKernel(scatter, name, moduleBuilder);
+  Location loc = op->getLoc();
+  int64_t n =
+      cast<RankedTensorType>(op->getResult(0).getType()).getNumElements();
+  int64_t grid = std::min(ceilDiv(n, kBlock), kMaxGridBlocks);
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes());
+  setLaunch(kernel, grid, kBlock);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  SmallVector<Value> in;
+  for (Value input : kernel.inputs)
+    in.push_back(flatten(b, loc, input));
+  Value out = flatten(b, loc, kernel.outputs[0]);
+  forEach(b, loc, im.globalId(kBlock), n, std::max<int64_t>(grid, 1) * kBlock,
+          [&](Value position) {
+            memref::StoreOp::create(b, loc,
+                                    gatherElement(op, b, loc, position, in),
+                                    out, position);
+          });
   gpu::ReturnOp::create(b, loc);
   return kernel;
 }

@@ -143,6 +143,13 @@ bool hasGpuTransposeKernel(Operation *op);
 FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
                                          OpBuilder &moduleBuilder);
 
+/// slice, pad, concat, broadcast_in_dim, iota and take outside fusions (a
+/// thread per result element), and scatter_add (a warp per result row and
+/// column group, no atomics) (CudaDataKernels.cpp).
+bool hasGpuGatherKernel(Operation *op);
+FailureOr<GpuKernel> emitGatherKernel(Operation *op, StringRef name,
+                                      OpBuilder &moduleBuilder);
+
 } // namespace genesis::cuda
 
 #endif // GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H

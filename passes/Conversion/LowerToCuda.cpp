@@ -959,6 +959,8 @@ struct GenesisLowerCudaPass
                      : emitLoopFusion(fusion, name, builder);
       } else if (hasGpuTransposeKernel(op)) {
         kernel = emitTransposeKernel(op, name, builder);
+      } else if (hasGpuGatherKernel(op)) {
+        kernel = emitGatherKernel(op, name, builder);
       } else if (hasGpuCrossEntropyKernel(op)) {
         kernel = emitCrossEntropyKernel(op, name, builder);
       } else if (hasGpuRowKernel(op)) {

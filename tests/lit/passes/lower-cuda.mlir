@@ -105,3 +105,55 @@ func.func @transpose(%a: tensor<2x40x70xf32>, %b: tensor<2x5x6x16xf32>) -> (tens
   %1 = genesis.transpose %b, [0, 2, 1, 3] : tensor<2x5x6x16xf32>
   return %0, %1 : tensor<2x70x40xf32>, tensor<2x6x5x16xf32>
 }
+
+// -----
+
+// Data movement outside fusions: a grid-stride loop with a thread per
+// result element (256-thread blocks). A take clamps each id into
+// [0, rows) in the id's own type before the index cast; a pad loads only
+// inside the operand and on the interior step, else yields zero.
+// CHECK-LABEL: func.func @gather(
+// CHECK: genesis.slice {{.+}}genesis.kernel = @gather_slice0, genesis.launch = array<i64: 64, 256, 0>
+// CHECK: genesis.pad {{.+}}genesis.kernel = @gather_pad0, genesis.launch = array<i64: 1, 256, 0>
+// CHECK: genesis.take {{.+}}genesis.kernel = @gather_take0, genesis.launch = array<i64: 100, 256, 0>
+// CHECK: gpu.func @gather_slice0(
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: gpu.func @gather_pad0(
+// CHECK: scf.if %{{.+}} -> (i64)
+// CHECK: memref.load
+// CHECK: } else {
+// CHECK: arith.constant 0 : i64
+// CHECK: gpu.func @gather_take0(
+// CHECK: %[[ID:.+]] = memref.load %{{.+}} : memref<400xi32>
+// CHECK: %[[LOW:.+]] = arith.maxsi %[[ID]], %{{.+}} : i32
+// CHECK: arith.minsi %[[LOW]], %{{.+}} : i32
+// CHECK: arith.index_cast
+func.func @gather(%a: tensor<16x64x96xf32>, %b: tensor<2x5xi64>, %t: tensor<1000x64xf32>, %ids: tensor<8x50xi32>) -> (tensor<16x64x16xf32>, tensor<5x7xi64>, tensor<8x50x64xf32>) {
+  %0 = genesis.slice %a start [0, 0, 2] limit [16, 64, 96] stride [1, 1, 6] : tensor<16x64x96xf32>
+  %1 = genesis.pad %b low [0, 2] high [1, 0] interior [2, 0] : tensor<2x5xi64>
+  %2 = genesis.take %t, %ids axis 0 : tensor<1000x64xf32>, tensor<8x50xi32>
+  return %0, %1, %2 : tensor<16x64x16xf32>, tensor<5x7xi64>, tensor<8x50x64xf32>
+}
+
+// -----
+
+// scatter_add: a warp per result row (500 rows, 8 per block), each lane
+// holding 2 of the 64 columns in f64; the ids are walked 32 at a time, the
+// lanes' match bits ORed across the warp, the matches added in order.
+// CHECK-LABEL: func.func @scatter(
+// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = array<i64: 63, 256, 0>
+// CHECK: gpu.func @scatter_scatter_add0(
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64)
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: scf.while
+// CHECK: arith.addf %{{.+}} : f64
+// CHECK: arith.addf %{{.+}} : f64
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK-NOT: atomic
+func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<4096x64xf32>) -> tensor<500x64xf32> {
+  %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<500x64xf32>, tensor<4096xi64>, tensor<4096x64xf32>
+  return %0 : tensor<500x64xf32>
+}

@@ -80,9 +80,12 @@ HostArray indexArray(DType dtype, std::vector<int64_t> shape, int64_t bound,
 /// Compiles `@f` of `ir` for cuda (arguments become inputs a0, a1, ...,
 /// results outputs r0, r1, ...), runs it on the GPU and returns the largest
 /// scaled difference from the evaluator; NaNs must match. Returns -1 (after
-/// checking the compilation) when no GPU is available.
+/// checking the compilation) when no GPU is available. `evaluatedWith`
+/// replaces inputs for the evaluator only: it rejects out-of-range indices,
+/// which the kernels clamp.
 double deviceError(const std::string &ir, uint64_t seed = 1,
-                   const std::map<unsigned, HostArray> &given = {}) {
+                   const std::map<unsigned, HostArray> &given = {},
+                   const std::map<unsigned, HostArray> &evaluatedWith = {}) {
   mlir::MLIRContext context;
   context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
@@ -103,6 +106,8 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
   for (unsigned r = 0; r < function.getNumResults(); ++r)
     function.setResultAttr(r, "genesis.name",
                            b.getStringAttr("r" + std::to_string(r)));
+  for (const auto &[i, array] : evaluatedWith)
+    ordered[i] = array;
   std::vector<HostArray> expected = evaluate(function, ordered);
 
   PlanOptions options;
@@ -471,6 +476,135 @@ TEST(CudaBackend, TinyGpt2LossAndGradients) {
         given.emplace(i, value);
   }
   EXPECT_ON_DEVICE(deviceError(ir, 23, given), kF32);
+}
+
+/// `ids` with some entries moved out of [0, bound), and the same clamped
+/// into it (what the kernels read; the evaluator rejects the originals).
+std::pair<HostArray, HostArray> withOutOfRange(HostArray ids, int64_t bound) {
+  HostArray clamped = ids;
+  for (int64_t i = 0; i < ids.numel(); i += 7) {
+    int64_t id = i % 2 ? bound + 3 * i : -1 - i;
+    ids.setInt(i, id);
+    clamped.setInt(i, std::clamp<int64_t>(id, 0, bound - 1));
+  }
+  return {ids, clamped};
+}
+
+TEST(CudaBackend, GatherKernels) {
+  // A thread per result element, over shapes that need many threads: slices
+  // strided in the last and outer dimensions, pads with low, high and
+  // interior padding, concats along a middle dimension, broadcasts, iotas
+  // and takes along axes 0 and 1 with out-of-range ids (clamped); i1, i32,
+  // i64, f16, f32 and f64.
+  struct Case {
+    std::string args, results, body;
+  };
+  const Case cases[] = {
+      {"%a: tensor<16x64x96xf32>", "tensor<16x64x16xf32>, tensor<8x13x96xf32>",
+       R"(%0 = genesis.slice %a start [0, 0, 2] limit [16, 64, 96] stride [1, 1, 6] : tensor<16x64x96xf32>
+          %1 = genesis.slice %a start [1, 3, 0] limit [16, 64, 96] stride [2, 5, 1] : tensor<16x64x96xf32>
+          return %0, %1 : tensor<16x64x16xf32>, tensor<8x13x96xf32>)"},
+      {"%a: tensor<4x32x96xi64>, %b: tensor<40x66xi1>, %c: tensor<30x50xf16>",
+       "tensor<4x32x32xi64>, tensor<40x22xi1>, tensor<10x50xf16>",
+       R"(%0 = genesis.slice %a start [0, 0, 32] limit [4, 32, 64] stride [1, 1, 1] : tensor<4x32x96xi64>
+          %1 = genesis.slice %b start [0, 1] limit [40, 66] stride [1, 3] : tensor<40x66xi1>
+          %2 = genesis.slice %c start [2, 0] limit [30, 50] stride [3, 1] : tensor<30x50xf16>
+          return %0, %1, %2 : tensor<4x32x32xi64>, tensor<40x22xi1>, tensor<10x50xf16>)"},
+      {"%a: tensor<8x30x20xf32>, %b: tensor<9x40xi64>, %c: tensor<5x6x7xf64>",
+       "tensor<11x92x42xf32>, tensor<20x45xi64>, tensor<5x6x7xf64>",
+       R"(%0 = genesis.pad %a low [1, 0, 3] high [2, 4, 0] interior [0, 2, 1] : tensor<8x30x20xf32>
+          %1 = genesis.pad %b low [3, 2] high [0, 3] interior [1, 0] : tensor<9x40xi64>
+          %2 = genesis.pad %c low [0, 0, 0] high [0, 0, 0] interior [0, 0, 0] : tensor<5x6x7xf64>
+          return %0, %1, %2 : tensor<11x92x42xf32>, tensor<20x45xi64>, tensor<5x6x7xf64>)"},
+      {"%a: tensor<6x10x33xf32>, %b: tensor<6x7x33xf32>, %c: tensor<6x1x33xf32>, %p: tensor<50x3xi1>, %q: tensor<50x5xi1>, %r: tensor<3x40xi32>",
+       "tensor<6x18x33xf32>, tensor<50x8xi1>, tensor<6x40xi32>",
+       R"(%0 = genesis.concat %a, %b, %c dim 1 : tensor<6x10x33xf32>, tensor<6x7x33xf32>, tensor<6x1x33xf32>
+          %1 = genesis.concat %p, %q dim 1 : tensor<50x3xi1>, tensor<50x5xi1>
+          %2 = genesis.concat %r, %r dim 0 : tensor<3x40xi32>, tensor<3x40xi32>
+          return %0, %1, %2 : tensor<6x18x33xf32>, tensor<50x8xi1>, tensor<6x40xi32>)"},
+      {"%a: tensor<64xf32>, %b: tensor<30x1xf64>, %c: tensor<20xi1>",
+       "tensor<16x8x64xf32>, tensor<30x20x40xf64>, tensor<20x37xi1>",
+       R"(%0 = genesis.broadcast_in_dim %a, [2] : tensor<64xf32> -> tensor<16x8x64xf32>
+          %1 = genesis.broadcast_in_dim %b, [0, 2] : tensor<30x1xf64> -> tensor<30x20x40xf64>
+          %2 = genesis.broadcast_in_dim %c, [0] : tensor<20xi1> -> tensor<20x37xi1>
+          return %0, %1, %2 : tensor<16x8x64xf32>, tensor<30x20x40xf64>, tensor<20x37xi1>)"},
+      {"", "tensor<40x300xi64>, tensor<300x7xf32>, tensor<5x6x7xf64>, tensor<2049xi32>",
+       R"(%0 = genesis.iota dim 1 : tensor<40x300xi64>
+          %1 = genesis.iota dim 0 : tensor<300x7xf32>
+          %2 = genesis.iota dim 1 : tensor<5x6x7xf64>
+          %3 = genesis.iota dim 0 : tensor<2049xi32>
+          return %0, %1, %2, %3 : tensor<40x300xi64>, tensor<300x7xf32>, tensor<5x6x7xf64>, tensor<2049xi32>)"},
+  };
+  double worst = -1;
+  uint64_t seed = 51;
+  for (const Case &c : cases)
+    worst = std::max(worst, deviceError("func.func @f(" + c.args + ") -> (" +
+                                            c.results + ") {\n" + c.body +
+                                            "\n}",
+                                        seed++));
+
+  // take: [1000, 64] f32 by [8, 50] i64 ids along axis 0, [7, 300, 5] f64
+  // by [40] i32 ids along axis 1, [30, 9] i1 by [70] i64 ids.
+  auto [ids0, clamped0] =
+      withOutOfRange(indexArray(DType::I64, {8, 50}, 1000, 61), 1000);
+  auto [ids1, clamped1] =
+      withOutOfRange(indexArray(DType::I32, {40}, 300, 62), 300);
+  auto [ids2, clamped2] =
+      withOutOfRange(indexArray(DType::I64, {70}, 30, 63), 30);
+  worst = std::max(worst, deviceError(R"(
+    func.func @f(%t: tensor<1000x64xf32>, %i: tensor<8x50xi64>, %u: tensor<7x300x5xf64>, %j: tensor<40xi32>, %v: tensor<30x9xi1>, %k: tensor<70xi64>)
+        -> (tensor<8x50x64xf32>, tensor<7x40x5xf64>, tensor<70x9xi1>) {
+      %0 = genesis.take %t, %i axis 0 : tensor<1000x64xf32>, tensor<8x50xi64>
+      %1 = genesis.take %u, %j axis 1 : tensor<7x300x5xf64>, tensor<40xi32>
+      %2 = genesis.take %v, %k axis 0 : tensor<30x9xi1>, tensor<70xi64>
+      return %0, %1, %2 : tensor<8x50x64xf32>, tensor<7x40x5xf64>, tensor<70x9xi1>
+    })",
+                                      64, {{1, ids0}, {3, ids1}, {5, ids2}},
+                                      {{1, clamped0},
+                                       {3, clamped1},
+                                       {5, clamped2}}));
+  EXPECT_ON_DEVICE(worst, 0.0);
+}
+
+TEST(CudaBackend, ScatterAddKernels) {
+  // A warp per result row and group of up to 256 columns walking all ids:
+  // an embedding gradient ([500, 64] from 4096 ids, many repeated), axis 1
+  // with 2-D ids, a 1-D result (one column), rows wider than a warp's 256
+  // columns and not a multiple of 32; out-of-range ids are clamped; f32
+  // sums accumulate in f64 in index order as on the CPU.
+  auto [ids0, clamped0] =
+      withOutOfRange(indexArray(DType::I64, {4096}, 500, 71), 500);
+  auto [ids1, clamped1] =
+      withOutOfRange(indexArray(DType::I32, {3, 7}, 50, 72), 50);
+  auto [ids2, clamped2] =
+      withOutOfRange(indexArray(DType::I64, {1000}, 300, 73), 300);
+  auto [ids3, clamped3] =
+      withOutOfRange(indexArray(DType::I64, {33}, 20, 74), 20);
+  auto [ids4, clamped4] =
+      withOutOfRange(indexArray(DType::I32, {50}, 10, 75), 10);
+  EXPECT_ON_DEVICE(
+      deviceError(R"(
+    func.func @f(%z: tensor<500x64xf32>, %i: tensor<4096xi64>, %u: tensor<4096x64xf32>,
+                 %y: tensor<6x50x40xf64>, %j: tensor<3x7xi32>, %v: tensor<6x3x7x40xf64>,
+                 %x: tensor<300xi32>, %k: tensor<1000xi64>, %w: tensor<1000xi32>,
+                 %a: tensor<20x100xi64>, %l: tensor<33xi64>, %b: tensor<33x100xi64>,
+                 %c: tensor<10x300xf32>, %m: tensor<50xi32>, %d: tensor<50x300xf32>)
+        -> (tensor<500x64xf32>, tensor<6x50x40xf64>, tensor<300xi32>, tensor<20x100xi64>, tensor<10x300xf32>) {
+      %0 = genesis.scatter_add %z, %i, %u axis 0 : tensor<500x64xf32>, tensor<4096xi64>, tensor<4096x64xf32>
+      %1 = genesis.scatter_add %y, %j, %v axis 1 : tensor<6x50x40xf64>, tensor<3x7xi32>, tensor<6x3x7x40xf64>
+      %2 = genesis.scatter_add %x, %k, %w axis 0 : tensor<300xi32>, tensor<1000xi64>, tensor<1000xi32>
+      %3 = genesis.scatter_add %a, %l, %b axis 0 : tensor<20x100xi64>, tensor<33xi64>, tensor<33x100xi64>
+      %4 = genesis.scatter_add %c, %m, %d axis 0 : tensor<10x300xf32>, tensor<50xi32>, tensor<50x300xf32>
+      return %0, %1, %2, %3, %4 : tensor<500x64xf32>, tensor<6x50x40xf64>, tensor<300xi32>, tensor<20x100xi64>, tensor<10x300xf32>
+    })",
+                  81,
+                  {{1, ids0}, {4, ids1}, {7, ids2}, {10, ids3}, {13, ids4}},
+                  {{1, clamped0},
+                   {4, clamped1},
+                   {7, clamped2},
+                   {10, clamped3},
+                   {13, clamped4}}),
+      kF32);
 }
 
 } // namespace
