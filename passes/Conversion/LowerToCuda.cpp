@@ -416,6 +416,42 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
 // Row ops: softmax, log_softmax, layer_norm, rms_norm over the last dimension
 //===----------------------------------------------------------------------===//
 
+/// Combines `partial` (max or sum) over a block of `warps` warps: a warp
+/// butterfly, the warp totals through `shared` (one slot per warp), then
+/// every thread adds them in warp order, so all threads get the same,
+/// deterministic total. `shared` must not be reused without a barrier.
+Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
+                     int64_t warps, bool max) {
+  IndexMath im{b, loc};
+  Value thread = im.threadId();
+  Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
+  auto combine = [&](Value p, Value q) -> Value {
+    return max ? arith::MaximumFOp::create(b, loc, p, q).getResult()
+               : arith::AddFOp::create(b, loc, p, q).getResult();
+  };
+  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
+  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+    Value other = gpu::ShuffleOp::create(b, loc, partial, distance, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    partial = combine(partial, other);
+  }
+  auto first = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+      /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    memref::StoreOp::create(b, loc, partial, shared, warp);
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value total = memref::LoadOp::create(b, loc, shared, im.c(0));
+  for (int64_t w = 1; w < warps; ++w)
+    total = combine(total, memref::LoadOp::create(b, loc, shared, im.c(w)));
+  return total;
+}
+
 /// f32 ops normalising over the last dimension, which the row emitter takes.
 bool hasGpuRowKernel(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -465,34 +501,8 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
   auto select = [&](Value c, Value t, Value f) -> Value {
     return arith::SelectOp::create(b, loc, c, t, f);
   };
-  auto blockReduce = [&](Value partial, Value shared, bool max) -> Value {
-    auto combine = [&](Value p, Value q) -> Value {
-      return max ? arith::MaximumFOp::create(b, loc, p, q).getResult()
-                 : arith::AddFOp::create(b, loc, p, q).getResult();
-    };
-    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
-    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      Value distance =
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-      Value other = gpu::ShuffleOp::create(b, loc, partial, distance, width,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      partial = combine(partial, other);
-    }
-    auto first = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      memref::StoreOp::create(b, loc, partial, shared, warp);
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value total = memref::LoadOp::create(b, loc, shared, im.c(0));
-    for (int64_t w = 1; w < warps; ++w)
-      total = combine(total, memref::LoadOp::create(b, loc, shared, im.c(w)));
-    return total;
+  auto blockReduce = [&](Value partial, Value shared, bool max) {
+    return blockAllReduce(b, loc, partial, shared, warps, max);
   };
 
   // Load the row: element k of this thread is column thread + k * threads.
@@ -607,6 +617,132 @@ bool hasGpuCrossEntropyKernel(Operation *op) {
   return logits.getElementType().isF32() && logits.getRank() == 2;
 }
 
+/// Cross-entropy of wide rows (1024 classes or more) with reduction none
+/// (genesis-decompose-cross-entropy leaves only those on the GPU): a block
+/// per row, the row in registers as in the row emitter, so the forward reads
+/// the logits once and the gradient reads them once and writes once. The
+/// row's max, sum of exponentials and (with label smoothing) sum of logits
+/// are block reductions.
+FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
+                                                OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  bool gradient = isa<CrossEntropyGradOp>(op);
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type f32 = logitsType.getElementType();
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  int64_t threads = std::min<int64_t>(1024, ceilDiv(classes, kWarp) * kWarp);
+  int64_t perThread = ceilDiv(classes, threads), warps = threads / kWarp;
+  SmallVector<Type> workgroup(3, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
+  setLaunch(kernel, rows, threads);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  Value logits = flatten(b, loc, kernel.inputs[0]);
+  Value output = kernel.outputs[0];
+  Value thread = im.threadId(), row = im.blockId();
+  Value rowStart = im.mul(row, im.c(classes));
+  Type i64 = b.getI64Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  Value label = memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
+  if (label.getType() != i64)
+    label = arith::ExtSIOp::create(b, loc, i64, label);
+  Value ignored =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label, i64Constant(ignore));
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label, i64Constant(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
+                            i64Constant(classes)));
+  Value safeLabel = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                               select(valid, label, i64Constant(0)));
+  SmallVector<Value> column, inside, values;
+  Value localMax = constant(-INFINITY), localSum = constant(0.0);
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value c = im.add(thread, im.c(k * threads));
+    Value in = im.lt(c, im.c(classes));
+    Value safe = select(in, c, im.c(0));
+    Value x = memref::LoadOp::create(b, loc, logits, ValueRange{im.add(rowStart, safe)});
+    column.push_back(safe);
+    inside.push_back(in);
+    values.push_back(x);
+    localMax = arith::MaximumFOp::create(b, loc, localMax,
+                                         select(in, x, constant(-INFINITY)));
+    localSum = arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+  }
+  Value max = blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
+  SmallVector<Value> exps;
+  Value localExp = constant(0.0);
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, values[k], max));
+    exps.push_back(e);
+    localExp = arith::AddFOp::create(b, loc, localExp, select(inside[k], e, constant(0.0)));
+  }
+  Value sum = blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
+  Value nan = constant(NAN);
+  if (!gradient) {
+    Value sumLogits = smoothing != 0.0
+                          ? blockAllReduce(b, loc, localSum, kernel.workgroup[2],
+                                           warps, false)
+                          : constant(0.0);
+    Value logSumExp =
+        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
+    Value nll = arith::SubFOp::create(
+        b, loc, logSumExp,
+        memref::LoadOp::create(b, loc, logits, ValueRange{im.add(rowStart, safeLabel)}));
+    Value uniform = arith::SubFOp::create(
+        b, loc, logSumExp,
+        arith::DivFOp::create(b, loc, sumLogits,
+                              constant(static_cast<double>(classes))));
+    Value loss = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
+        arith::MulFOp::create(b, loc, constant(smoothing), uniform));
+    Value rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
+    auto only = scf::IfOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{row});
+  } else {
+    Value weight = memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
+    Value safeWeight = select(valid, weight, nan);
+    Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
+    Value flatOutput = flatten(b, loc, output);
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value p = arith::MulFOp::create(b, loc, exps[k], inverse);
+      Value isLabel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            column[k], safeLabel);
+      Value target = arith::AddFOp::create(
+          b, loc, select(isLabel, constant(1 - smoothing), constant(0.0)),
+          constant(smoothing / static_cast<double>(classes)));
+      Value grad = arith::MulFOp::create(
+          b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+      auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      memref::StoreOp::create(b, loc, select(ignored, constant(0.0), grad),
+                              flatOutput, ValueRange{im.add(rowStart, column[k])});
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
 /// A warp per row (lanes striding over the classes, warp butterflies for the
 /// row's max, sum of exponentials and sum of logits), rows striding over the
 /// grid. The gradient runs on up to 264 blocks of 8 warps, each block first
@@ -618,6 +754,10 @@ bool hasGpuCrossEntropyKernel(Operation *op) {
 /// gives NaN. Computes in f32.
 FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
                                             OpBuilder &moduleBuilder) {
+  auto reductionOf = op->getAttrOfType<LossReductionAttr>("reduction");
+  if (reductionOf && reductionOf.getValue() == LossReduction::none &&
+      cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >= 1024)
+    return emitWideCrossEntropyKernel(op, name, moduleBuilder);
   Location loc = op->getLoc();
   MLIRContext *context = op->getContext();
   bool gradient = isa<CrossEntropyGradOp>(op);

@@ -20,11 +20,24 @@ using namespace genesis;
 
 namespace {
 
+/// The rows that count for a mean: labels other than ignore_index, as a
+/// float scalar.
+Value countedRows(OpBuilder &b, Location loc, Value labels, int64_t ignore,
+                  Type element) {
+  auto type = cast<RankedTensorType>(labels.getType());
+  Value ignored = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), ignore)));
+  Value kept = CompareOp::create(b, loc, CompareDirection::ne, labels, ignored);
+  Value counted = CastOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), element), kept);
+  return ReduceSumOp::create(b, loc, counted, ArrayRef<int64_t>{0}, false);
+}
+
 void decompose(CrossEntropyOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
-  auto labels = cast<RankedTensorType>(op.getLabels().getType());
   Type element = logits.getElementType();
   Value rows = CrossEntropyOp::create(
       b, loc, RankedTensorType::get({logits.getDimSize(0)}, element),
@@ -32,22 +45,34 @@ void decompose(CrossEntropyOp op) {
       op.getLabelSmoothingAttr(),
       LossReductionAttr::get(b.getContext(), LossReduction::none));
   Value total = ReduceSumOp::create(b, loc, rows, ArrayRef<int64_t>{0}, false);
-  if (op.getReduction() == LossReduction::mean) {
-    // Divided by the rows that count, as the op's mean is.
-    Value ignore = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(labels,
-                               b.getIntegerAttr(labels.getElementType(),
-                                                op.getIgnoreIndex())));
-    Value kept = CompareOp::create(b, loc, CompareDirection::ne, op.getLabels(),
-                                   ignore);
-    Value counted = CastOp::create(
-        b, loc, RankedTensorType::get(labels.getShape(), element), kept);
-    Value count =
-        ReduceSumOp::create(b, loc, counted, ArrayRef<int64_t>{0}, false);
-    total = DivOp::create(b, loc, total, count);
-  }
+  if (op.getReduction() == LossReduction::mean)
+    total = DivOp::create(b, loc, total,
+                          countedRows(b, loc, op.getLabels(),
+                                      op.getIgnoreIndex(), element));
   op.getResult().replaceAllUsesWith(total);
+  op.erase();
+}
+
+/// The gradient of a mean or summed loss is the per-row gradient with every
+/// row's cotangent the loss's (divided by the rows that count, for a mean).
+void decompose(CrossEntropyGradOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto logits = cast<RankedTensorType>(op.getLogits().getType());
+  Type element = logits.getElementType();
+  Value weight = op.getLossGrad();
+  if (op.getReduction() == LossReduction::mean)
+    weight = DivOp::create(b, loc, weight,
+                           countedRows(b, loc, op.getLabels(),
+                                       op.getIgnoreIndex(), element));
+  Value rows = BroadcastInDimOp::create(
+      b, loc, RankedTensorType::get({logits.getDimSize(0)}, element), weight,
+      ArrayRef<int64_t>{});
+  Value grad = CrossEntropyGradOp::create(
+      b, loc, logits, op.getLogits(), op.getLabels(), rows,
+      op.getIgnoreIndexAttr(), op.getLabelSmoothingAttr(),
+      LossReductionAttr::get(b.getContext(), LossReduction::none));
+  op.getResult().replaceAllUsesWith(grad);
   op.erase();
 }
 
@@ -55,13 +80,19 @@ struct GenesisDecomposeCrossEntropyPass
     : public genesis::impl::GenesisDecomposeCrossEntropyBase<
           GenesisDecomposeCrossEntropyPass> {
   void runOnOperation() override {
-    SmallVector<CrossEntropyOp> ops;
-    getOperation().walk([&](CrossEntropyOp op) {
-      if (op.getReduction() != LossReduction::none)
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
+      if (isa<CrossEntropyOp, CrossEntropyGradOp>(op) && reduction &&
+          reduction.getValue() != LossReduction::none)
         ops.push_back(op);
     });
-    for (CrossEntropyOp op : ops)
-      decompose(op);
+    for (Operation *op : ops) {
+      if (auto loss = dyn_cast<CrossEntropyOp>(op))
+        decompose(loss);
+      else
+        decompose(cast<CrossEntropyGradOp>(op));
+    }
   }
 };
 

@@ -27,3 +27,17 @@ func.func @sum_and_none(%x: tensor<6x5xf32>, %l: tensor<6xi64>) -> (tensor<f32>,
   %1 = genesis.cross_entropy %x, %l {reduction = 0 : i32} : (tensor<6x5xf32>, tensor<6xi64>) -> tensor<6xf32>
   return %0, %1 : tensor<f32>, tensor<6xf32>
 }
+
+// -----
+
+// The gradient of a mean: per-row gradients, each row's cotangent the loss's
+// divided by the rows that count.
+// CHECK-LABEL: func.func @grad_mean(
+// CHECK: %[[COUNT:.+]] = genesis.reduce_sum {{.+}} dims [0]
+// CHECK: %[[W:.+]] = genesis.div %arg2, %[[COUNT]]
+// CHECK: %[[ROWS:.+]] = genesis.broadcast_in_dim %[[W]], [] : tensor<f32> -> tensor<6xf32>
+// CHECK: genesis.cross_entropy_grad %arg0, %arg1, %[[ROWS]] {{.+}}reduction = 0 : i32{{.+}} -> tensor<6x5xf32>
+func.func @grad_mean(%x: tensor<6x5xf32>, %l: tensor<6xi64>, %s: tensor<f32>) -> tensor<6x5xf32> {
+  %0 = genesis.cross_entropy_grad %x, %l, %s : (tensor<6x5xf32>, tensor<6xi64>, tensor<f32>) -> tensor<6x5xf32>
+  return %0 : tensor<6x5xf32>
+}

@@ -333,17 +333,20 @@ TEST(CudaBackend, RowKernelsOnWideAndNarrowRows) {
 }
 
 TEST(CudaBackend, CrossEntropyEveryReductionManyClasses) {
-  HostArray labels = indexArray(DType::I64, {40}, 1000, 32);
-  labels.setInt(3, -100);
-  labels.setInt(17, -100);
+  // 1000 classes: a warp per row; 2500: a block per row (the wide kernel).
   double worst = -1;
+  for (int64_t classes : {1000, 2500})
   for (std::string reduction : {"0", "1", "2"}) {
+    HostArray labels = indexArray(DType::I64, {40}, classes, 32);
+    labels.setInt(3, -100);
+    labels.setInt(17, -100);
+    std::string x = "tensor<40x" + std::to_string(classes) + "xf32>";
     std::string loss = reduction == "0" ? "tensor<40xf32>" : "tensor<f32>";
     worst = std::max(worst, deviceError(R"(
-      func.func @f(%x: tensor<40x1000xf32>, %l: tensor<40xi64>, %g: )" + loss + R"() -> ()" + loss + R"(, tensor<40x1000xf32>) {
-        %0 = genesis.cross_entropy %x, %l {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : (tensor<40x1000xf32>, tensor<40xi64>) -> )" + loss + R"(
-        %1 = genesis.cross_entropy_grad %x, %l, %g {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : (tensor<40x1000xf32>, tensor<40xi64>, )" + loss + R"() -> tensor<40x1000xf32>
-        return %0, %1 : )" + loss + R"(, tensor<40x1000xf32>
+      func.func @f(%x: )" + x + R"(, %l: tensor<40xi64>, %g: )" + loss + R"() -> ()" + loss + ", " + x + R"() {
+        %0 = genesis.cross_entropy %x, %l {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : ()" + x + R"(, tensor<40xi64>) -> )" + loss + R"(
+        %1 = genesis.cross_entropy_grad %x, %l, %g {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : ()" + x + R"(, tensor<40xi64>, )" + loss + ") -> " + x + R"(
+        return %0, %1 : )" + loss + ", " + x + R"(
       })",
                                  13, {{1, labels}}));
   }
