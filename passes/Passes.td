@@ -331,9 +331,18 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       matching updates are added lowest bit first. So each element sums its
       updates in index order, as the CPU kernel does, and f32 rounds once;
       the cost is O(rows x ids / 32) warp steps plus the updates.
+    - f32 cross_entropy and cross_entropy_grad of rank-2 logits: with 1024
+      classes or more and reduction none, a block per row holding the row in
+      registers (block reductions of the max, the sum of exponentials and,
+      with label smoothing, the sum of logits), so the loss reads the logits
+      once and the gradient reads and writes them once; otherwise a warp per
+      row (lanes striding over the classes), the rows striding over the
+      grid, and a mean or summed loss on one block adding its warps' row
+      losses in a fixed order. Ignored rows give 0, labels out of range NaN,
+      as on the CPU.
     - Other ops outside fusions (optimizer updates, softmax and log_softmax
-      of other dimensions or types, cross_entropy and its gradient, dropout,
-      rope, attention, argmax): the CPU op kernel, a func.func
+      of other dimensions or types, dropout, rope, attention, argmax): the
+      CPU op kernel, a func.func
       over [begin, end) of its outer loop computing in f64, is cloned into
       the GPU module and called with one outer iteration per thread; the
       elementwise ones (optimizer updates, dropout) are emitted over their
@@ -376,15 +385,19 @@ def GenesisDecomposeAttention
 
 def GenesisDecomposeCrossEntropy
     : Pass<"genesis-decompose-cross-entropy", "mlir::func::FuncOp"> {
-  let summary = "A cross_entropy's mean or sum as a reduce_sum of its rows";
+  let summary = "A cross_entropy's (and its gradient's) mean or sum as a reduce_sum of its rows";
   let description = [{
     Rewrites a `genesis.cross_entropy` with reduction `mean` or `sum` into the
     same op with reduction `none` (one loss per row, which a backend runs row
     parallel) followed by a `reduce_sum` over the rows and, for `mean`, a
     division by the number of rows whose label is not `ignore_index` (a
     compare, a cast and a second `reduce_sum`), which is the op's definition
-    of the mean. The CUDA pipeline runs it so that the sum over rows is a
-    reduction fusion rather than a single block walking every row.
+    of the mean. Likewise a `genesis.cross_entropy_grad` with reduction
+    `mean` or `sum` becomes the per-row gradient (reduction `none`) whose
+    row cotangents are the loss's cotangent broadcast over the rows (divided
+    by that count for `mean`). The CUDA pipeline runs it so that the sum over
+    rows is a reduction fusion rather than a single block walking every row,
+    and no gradient kernel has to count the labels.
   }];
 }
 
