@@ -178,6 +178,27 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
 // Reduction emitters
 //===----------------------------------------------------------------------===//
 
+/// Combines `value` across the 32 lanes of each warp with `combine`
+/// (butterfly of xor shuffles: every lane ends with the total).
+Value warpButterfly(OpBuilder &b, Location loc, Value value,
+                    function_ref<Value(Value, Value)> combine) {
+  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
+  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+    Value other = gpu::ShuffleOp::create(b, loc, value, distance, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = combine(value, other);
+  }
+  return value;
+}
+
+/// Max or sum of f32 values as combining functions.
+Value combineMaxOrSum(OpBuilder &b, Location loc, Value x, Value y, bool max) {
+  return max ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+             : arith::AddFOp::create(b, loc, x, y).getResult();
+}
+
 /// The combining function of a reduction and its identity.
 struct Reducer {
   Operation *root;
@@ -200,16 +221,8 @@ struct Reducer {
   /// Combines `value` across the 32 lanes of each warp (butterfly: every
   /// lane ends with the total).
   Value warpReduce(OpBuilder &b, Location loc, Value value) const {
-    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
-    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      Value distance =
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-      Value other = gpu::ShuffleOp::create(b, loc, value, distance, width,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      value = combine(b, loc, value, other);
-    }
-    return value;
+    return warpButterfly(b, loc, value,
+                         [&](Value x, Value y) { return combine(b, loc, x, y); });
   }
 };
 
@@ -425,18 +438,10 @@ Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
   IndexMath im{b, loc};
   Value thread = im.threadId();
   Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
-  auto combine = [&](Value p, Value q) -> Value {
-    return max ? arith::MaximumFOp::create(b, loc, p, q).getResult()
-               : arith::AddFOp::create(b, loc, p, q).getResult();
+  auto combine = [&](Value p, Value q) {
+    return combineMaxOrSum(b, loc, p, q, max);
   };
-  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
-  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-    Value other = gpu::ShuffleOp::create(b, loc, partial, distance, width,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    partial = combine(partial, other);
-  }
+  partial = warpButterfly(b, loc, partial, combine);
   auto first = scf::IfOp::create(
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
       /*withElse=*/false);
@@ -798,34 +803,9 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
     return arith::AddFOp::create(b, loc, x, y);
   };
   auto warpAll = [&](Value value, bool max) {
-    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
-    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      Value distance =
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-      Value other = gpu::ShuffleOp::create(b, loc, value, distance, width,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      value = max ? arith::MaximumFOp::create(b, loc, value, other).getResult()
-                  : add(value, other);
-    }
-    return value;
-  };
-  // Sum over the block: warp totals through shared memory, in warp order.
-  auto blockSum = [&](Value partial, Value shared) {
-    partial = warpAll(partial, /*max=*/false);
-    auto first = scf::IfOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      memref::StoreOp::create(b, loc, partial, shared, warp);
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value sum = memref::LoadOp::create(b, loc, shared, im.c(0));
-    for (int64_t w = 1; w < warps; ++w)
-      sum = add(sum, memref::LoadOp::create(b, loc, shared, im.c(w)));
-    return sum;
+    return warpButterfly(b, loc, value, [&](Value x, Value y) {
+      return combineMaxOrSum(b, loc, x, y, max);
+    });
   };
   auto labelAt = [&](Value r) -> Value {
     Value label = memref::LoadOp::create(b, loc, labels, ValueRange{r});
@@ -851,7 +831,8 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
               lb, loc, ValueRange{add(carried[0], select(kept, constant(1.0),
                                                          constant(0.0)))});
         });
-    count = blockSum(loop.getResult(0), kernel.workgroup[0]);
+    count = blockAllReduce(b, loc, loop.getResult(0), kernel.workgroup[0], warps,
+                           /*max=*/false);
   }
   Value weightScalar;
   if (gradient && reduction != LossReduction::none) {

@@ -16,6 +16,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Passes.h"
+#include "tests/unit/passes/KernelTestSupport.h"
 #include "runtime/Random.h"
 
 #include "mlir/Parser/Parser.h"
@@ -30,6 +31,7 @@
 #include <map>
 
 using namespace genesis;
+using namespace genesis::test;
 
 namespace {
 
@@ -56,22 +58,6 @@ private:
   std::string path;
 };
 
-HostArray randomFor(mlir::Type type, uint64_t seed) {
-  auto tensor = mlir::cast<mlir::RankedTensorType>(type);
-  HostArray array(dtypeOf(tensor.getElementType()),
-                  {tensor.getShape().begin(), tensor.getShape().end()});
-  Generator generator(seed);
-  for (int64_t i = 0; i < array.numel(); ++i) {
-    double u = generator.uniform();
-    if (isFloatDType(array.dtype()))
-      array.setDouble(i, 4 * u - 2 + (u < 0.5 ? -0.01 : 0.01));
-    else if (array.dtype() == DType::I1)
-      array.setInt(i, u < 0.5);
-    else
-      array.setInt(i, static_cast<int64_t>(std::floor(200 * u)) - 100);
-  }
-  return array;
-}
 
 /// Runs `@f` of `ir` through the evaluator and through the compiled kernels
 /// (each result of @f must be a fusion of @f's arguments) and returns the
@@ -295,11 +281,6 @@ TEST(CpuCodegen, ScalarKernel) {
             0.0);
 }
 
-HostArray scalarOf(DType dtype, double value) {
-  HostArray array(dtype, {});
-  array.setDouble(0, value);
-  return array;
-}
 
 TEST(CpuCodegen, OptimizerUpdates) {
   const char *ir = R"(
@@ -433,31 +414,6 @@ TEST(CpuCodegen, Rope) {
   }
 }
 
-/// attention and attention_grad of [B, Hq, S, D] queries against
-/// [B, Hkv, T, D] keys and [B, Hkv, T, Dv] values.
-std::string attentionFunction(const std::string &t, int64_t b, int64_t hq,
-                              int64_t hkv, int64_t s, int64_t tk, int64_t d,
-                              int64_t dv, bool mask, bool causal) {
-  auto ty = [&](int64_t h, int64_t rows, int64_t cols) {
-    return "tensor<" + std::to_string(b) + "x" + std::to_string(h) + "x" +
-           std::to_string(rows) + "x" + std::to_string(cols) + "x" + t + ">";
-  };
-  std::string q = ty(hq, s, d), k = ty(hkv, tk, d), v = ty(hkv, tk, dv),
-              o = ty(hq, s, dv), m = ty(hq, s, tk);
-  std::string attrs = std::string(causal ? " causal" : "") + " scale 0.35";
-  std::string maskArg = mask ? ", %m: " + m : "";
-  std::string maskUse = mask ? " mask %m" : "";
-  std::string maskType = mask ? ", " + m : "";
-  return "func.func @f(%q: " + q + ", %k: " + k + ", %v: " + v + maskArg +
-         ", %o: " + o + ", %g: " + o + ") -> (" + o + ", " + q + ", " + k +
-         ", " + v + ") {\n" + "  %0 = genesis.attention %q, %k, %v" + maskUse +
-         attrs + " : (" + q + ", " + k + ", " + v + maskType + ") -> " + o +
-         "\n" + "  %1:3 = genesis.attention_grad %q, %k, %v" + maskUse +
-         ", %o, %g" + attrs + " : (" + q + ", " + k + ", " + v + maskType +
-         ", " + o + ", " + o + ") -> (" + q + ", " + k + ", " + v + ")\n" +
-         "  return %0, %1#0, %1#1, %1#2 : " + o + ", " + q + ", " + k + ", " +
-         v + "\n}";
-}
 
 TEST(CpuCodegen, AttentionAndItsGradient) {
   struct Case {
@@ -493,15 +449,6 @@ TEST(CpuCodegen, AttentionFullyMaskedRowsGiveZero) {
 
 // Data-movement kernels (CpuDataKernels.cpp): exact, on several shapes.
 
-HostArray indexArray(DType dtype, std::vector<int64_t> shape, int64_t bound,
-                     uint64_t seed) {
-  HostArray array(dtype, shape);
-  Generator generator(seed);
-  for (int64_t i = 0; i < array.numel(); ++i)
-    array.setInt(i, std::min<int64_t>(bound - 1, static_cast<int64_t>(
-                                                     generator.uniform() * bound)));
-  return array;
-}
 
 TEST(CpuCodegen, TransposeSliceBroadcastKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64", "i1"}) {

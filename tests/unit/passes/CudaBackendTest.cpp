@@ -26,6 +26,7 @@
 #include "frontend/Trace.h"
 #include "models/gpt2/Gpt2.h"
 #include "passes/Passes.h"
+#include "tests/unit/passes/KernelTestSupport.h"
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/Random.h"
@@ -41,41 +42,12 @@
 #include <map>
 
 using namespace genesis;
+using namespace genesis::test;
 
 namespace {
 
-HostArray randomFor(mlir::Type type, uint64_t seed) {
-  auto tensor = mlir::cast<mlir::RankedTensorType>(type);
-  HostArray array(dtypeOf(tensor.getElementType()),
-                  {tensor.getShape().begin(), tensor.getShape().end()});
-  Generator generator(seed);
-  for (int64_t i = 0; i < array.numel(); ++i) {
-    double u = generator.uniform();
-    if (isFloatDType(array.dtype()))
-      array.setDouble(i, 4 * u - 2 + (u < 0.5 ? -0.01 : 0.01));
-    else if (array.dtype() == DType::I1)
-      array.setInt(i, u < 0.5);
-    else
-      array.setInt(i, static_cast<int64_t>(std::floor(200 * u)) - 100);
-  }
-  return array;
-}
 
-HostArray scalarOf(DType dtype, double value) {
-  HostArray array(dtype, {});
-  array.setDouble(0, value);
-  return array;
-}
 
-HostArray indexArray(DType dtype, std::vector<int64_t> shape, int64_t bound,
-                     uint64_t seed) {
-  HostArray array(dtype, std::move(shape));
-  Generator generator(seed);
-  for (int64_t i = 0; i < array.numel(); ++i)
-    array.setInt(i, std::min<int64_t>(bound - 1, static_cast<int64_t>(
-                                                     generator.uniform() * bound)));
-  return array;
-}
 
 /// Compiles `@f` of `ir` for cuda (arguments become inputs a0, a1, ...,
 /// results outputs r0, r1, ...), runs it on the GPU and returns the largest

@@ -11,6 +11,7 @@
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
 #include "passes/Passes.h"
+#include "tests/unit/passes/KernelTestSupport.h"
 #include "runtime/Random.h"
 
 #include "mlir/Parser/Parser.h"
@@ -21,32 +22,10 @@
 #include <cmath>
 
 using namespace genesis;
+using namespace genesis::test;
 
 namespace {
 
-std::string attentionFunction(int64_t b, int64_t hq, int64_t hkv, int64_t s,
-                              int64_t t, int64_t d, int64_t dv, bool mask,
-                              bool causal) {
-  auto ty = [&](int64_t h, int64_t rows, int64_t cols) {
-    return "tensor<" + std::to_string(b) + "x" + std::to_string(h) + "x" +
-           std::to_string(rows) + "x" + std::to_string(cols) + "xf64>";
-  };
-  std::string q = ty(hq, s, d), k = ty(hkv, t, d), v = ty(hkv, t, dv),
-              o = ty(hq, s, dv), m = ty(hq, s, t);
-  std::string attrs = std::string(causal ? " causal" : "") + " scale 0.35";
-  std::string maskArg = mask ? ", %m: " + m : "";
-  std::string maskUse = mask ? " mask %m" : "";
-  std::string maskType = mask ? ", " + m : "";
-  return "func.func @f(%q: " + q + ", %k: " + k + ", %v: " + v + maskArg +
-         ", %o: " + o + ", %g: " + o + ") -> (" + o + ", " + q + ", " + k +
-         ", " + v + ") {\n  %0 = genesis.attention %q, %k, %v" + maskUse +
-         attrs + " : (" + q + ", " + k + ", " + v + maskType + ") -> " + o +
-         "\n  %1:3 = genesis.attention_grad %q, %k, %v" + maskUse +
-         ", %o, %g" + attrs + " : (" + q + ", " + k + ", " + v + maskType +
-         ", " + o + ", " + o + ") -> (" + q + ", " + k + ", " + v +
-         ")\n  return %0, %1#0, %1#1, %1#2 : " + o + ", " + q + ", " + k +
-         ", " + v + "\n}";
-}
 
 TEST(DecomposeAttention, MatchesTheOpsOnTheEvaluator) {
   struct Case {
@@ -62,8 +41,8 @@ TEST(DecomposeAttention, MatchesTheOpsOnTheEvaluator) {
     mlir::MLIRContext context;
     context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
     auto module = mlir::parseSourceString<mlir::ModuleOp>(
-        attentionFunction(c.b, c.hq, c.hkv, c.s, c.t, c.d, c.dv, c.mask,
-                          c.causal),
+        attentionFunction("f64", c.b, c.hq, c.hkv, c.s, c.t, c.d, c.dv,
+                          c.mask, c.causal),
         &context);
     ASSERT_TRUE(module);
     auto function = module->lookupSymbol<mlir::func::FuncOp>("f");
