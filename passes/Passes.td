@@ -294,6 +294,17 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       32) warps, partial results combined in a fixed order through shared
       memory, so the result is deterministic.
     - Other reductions: a thread per kept element.
+    - Row epilogues (XLA's reduction epilogue fusion, done here because it
+      is a GPU kernel shape): first, a loop fusion that reads the only
+      result of an f32 sum or max over the last dimension (a reduction
+      fusion used nowhere else) through broadcasts along that dimension
+      merges with it into one fusion. Its kernel is a block per row like the
+      row emitter's: each thread computes the reduction's operand at its
+      columns keeping every scalar in registers, a block reduction (sums in
+      f64, so a long row's total agrees with the evaluator before the
+      epilogue cancels against it) gives the row's value, and the same
+      scalars then give the yielded values: one read and one write per row
+      (softmax's backward y * (g - rowsum(g * y)) in one pass).
     - f32 softmax and log_softmax over the last dimension, layer_norm and
       rms_norm (a row emitter): a block per row of T threads (a multiple of
       32, at most 1024), thread t holding columns t, t + T, ... in registers,

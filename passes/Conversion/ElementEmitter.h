@@ -41,6 +41,18 @@ public:
   /// feeds lanes of a vector load).
   std::function<FailureOr<Value>(BlockArgument, ValueRange)> argumentLoader;
 
+  /// Scalars given for body values instead of computing them (the GPU row
+  /// epilogue emitter gives a row's reduced value), at every index.
+  llvm::DenseMap<Value, Value> given;
+
+  /// The scalars memoised for the current element, to resume it later
+  /// (the values must dominate where it resumes).
+  llvm::DenseMap<Value, Value> saveElement() const { return memo; }
+  void resumeElement(llvm::DenseMap<Value, Value> saved, ValueRange index) {
+    memo = std::move(saved);
+    loopIndex.assign(index.begin(), index.end());
+  }
+
   /// The scalar of `value` (a tensor of the fusion body) at `index`.
   FailureOr<Value> at(Value value, ValueRange index) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -78,6 +90,8 @@ private:
   }
 
   FailureOr<Value> compute(Value value, ValueRange index) {
+    if (Value scalar = given.lookup(value))
+      return scalar;
     if (auto argument = dyn_cast<BlockArgument>(value)) {
       if (argumentLoader)
         return argumentLoader(argument, index);

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -426,6 +427,204 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
 }
 
 //===----------------------------------------------------------------------===//
+// Row epilogues: a row reduction and the elementwise ops that use its result
+//===----------------------------------------------------------------------===//
+
+Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
+                     int64_t warps, bool max);
+
+/// The sum or max of the last dimension that `fusion` yields, if that is
+/// all it yields.
+Operation *lastDimReductionRoot(FusionOp fusion) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  if (yield.getValues().size() != 1)
+    return nullptr;
+  Operation *root = yield.getValues()[0].getDefiningOp();
+  if (!root || !isa<ReduceSumOp, ReduceMaxOp>(root))
+    return nullptr;
+  auto operand = cast<RankedTensorType>(root->getOperand(0).getType());
+  ArrayRef<int64_t> dims = isa<ReduceSumOp>(root)
+                               ? cast<ReduceSumOp>(root).getDims()
+                               : cast<ReduceMaxOp>(root).getDims();
+  if (operand.getRank() == 0 || dims.size() != 1 ||
+      dims[0] != operand.getRank() - 1 || !operand.getElementType().isF32())
+    return nullptr;
+  return root;
+}
+
+/// Merges each loop fusion that reads, only through broadcasts along its
+/// last dimension, the sole result of a last-dimension reduction fusion
+/// used nowhere else, into one fusion (the reduction's ops, then the loop's,
+/// the reduced value feeding the broadcasts): emitRowEpilogueFusion then
+/// reads each row once for both. XLA calls the pattern a reduction epilogue.
+void mergeRowEpilogues(func::FuncOp function) {
+  SmallVector<FusionOp> loops;
+  function.walk([&](FusionOp fusion) { loops.push_back(fusion); });
+  llvm::DenseSet<Operation *> erased;
+  for (FusionOp loop : loops) {
+    if (erased.contains(loop) || llvm::any_of(loop.getBody().front(), [](Operation &op) {
+          return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op);
+        }))
+      continue;
+    Block &loopBody = loop.getBody().front();
+    for (auto [i, input] : llvm::enumerate(loop.getInputs())) {
+      auto reduction = input.getDefiningOp<FusionOp>();
+      Operation *root = reduction ? lastDimReductionRoot(reduction) : nullptr;
+      if (!root || !input.hasOneUse())
+        continue;
+      auto rowType = cast<RankedTensorType>(root->getOperand(0).getType());
+      bool shapes = llvm::all_of(loop.getResultTypes(), [&](Type type) {
+        return cast<RankedTensorType>(type).getShape() == rowType.getShape();
+      });
+      // The reduced value may only be broadcast back along the last
+      // dimension: one scalar per row.
+      BlockArgument reduced = loopBody.getArgument(i);
+      int64_t leading = rowType.getRank() - 1;
+      bool perRow = llvm::all_of(reduced.getUsers(), [&](Operation *user) {
+        auto broadcast = dyn_cast<BroadcastInDimOp>(user);
+        if (!broadcast ||
+            broadcast.getResult().getType().getShape() != rowType.getShape())
+          return false;
+        ArrayRef<int64_t> map = broadcast.getBroadcastDimensions();
+        auto from = broadcast.getOperand().getType();
+        for (auto [d, target] : llvm::enumerate(map))
+          if (static_cast<int64_t>(d) != target ||
+              (target == leading && from.getDimSize(d) != 1))
+            return false;
+        return true;
+      });
+      if (!shapes || !perRow)
+        continue;
+      OpBuilder builder(loop);
+      // Inputs of both, each once.
+      SmallVector<Value> inputs;
+      auto *body = new Block();
+      IRMapping mapping;
+      llvm::DenseMap<Value, BlockArgument> argumentOf;
+      auto bindInput = [&](Value value, BlockArgument argument) {
+        auto [it, inserted] = argumentOf.try_emplace(value);
+        if (inserted) {
+          inputs.push_back(value);
+          it->second = body->addArgument(argument.getType(), argument.getLoc());
+        }
+        mapping.map(argument, it->second);
+      };
+      Block &reductionBody = reduction.getBody().front();
+      for (auto [value, argument] :
+           llvm::zip(reduction.getInputs(), reductionBody.getArguments()))
+        bindInput(value, argument);
+      for (auto [j, pair] : llvm::enumerate(
+               llvm::zip(loop.getInputs(), loopBody.getArguments())))
+        if (j != i)
+          bindInput(std::get<0>(pair), std::get<1>(pair));
+      // The block has no region yet, so the builder takes the context.
+      OpBuilder bodyBuilder(loop->getContext());
+      bodyBuilder.setInsertionPointToEnd(body);
+      for (Operation &op : reductionBody.without_terminator())
+        bodyBuilder.clone(op, mapping);
+      mapping.map(reduced, mapping.lookup(root->getResult(0)));
+      for (Operation &op : loopBody)
+        bodyBuilder.clone(op, mapping);
+      auto merged = FusionOp::create(
+          builder, builder.getFusedLoc({reduction.getLoc(), loop.getLoc()}),
+          loop.getResultTypes(), inputs);
+      merged.getBody().push_back(body);
+      loop.replaceAllUsesWith(merged.getResults());
+      erased.insert(loop);
+      erased.insert(reduction);
+      loop.erase();
+      reduction.erase();
+      break;
+    }
+  }
+}
+
+/// A fusion from mergeRowEpilogues: a block per row of T threads (a
+/// multiple of 32, at most 1024), thread t taking columns t, t + T, ... .
+/// Each thread computes the reduction's operand at its columns (keeping
+/// every scalar it loads or computes, in registers), the block reduces
+/// them (blockAllReduce), and each thread then computes the yielded values
+/// at its columns from those same scalars and the row's reduced value. A
+/// row is read from memory once and the result written once.
+FailureOr<GpuKernel> emitRowEpilogueFusion(FusionOp fusion, Operation *root,
+                                           StringRef name,
+                                           OpBuilder &moduleBuilder) {
+  Location loc = fusion.getLoc();
+  MLIRContext *context = fusion.getContext();
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  Value operand = root->getOperand(0);
+  auto rowType = cast<RankedTensorType>(operand.getType());
+  Type element = rowType.getElementType();
+  int64_t columns = rowType.getShape().back();
+  SmallVector<int64_t> rowShape(rowType.getShape().drop_back());
+  int64_t rows = numel(rowShape);
+  int64_t threads =
+      std::min<int64_t>(1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t perThread = ceilDiv(columns, threads), warps = threads / kWarp;
+  bool max = isa<ReduceMaxOp>(root);
+  // Sums accumulate in f64: a row of thousands of terms then agrees with
+  // the evaluator's f64 sum to f32 rounding, though the result is computed
+  // from it with cancellation (softmax's backward: g - rowsum(g * y)).
+  Type accumulator = max ? element : Type(Float64Type::get(context));
+  GpuKernel kernel = createGpuKernel(
+      moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+      fusion.getResultTypes(), {workgroupBuffer(context, warps, accumulator)});
+  setLaunch(kernel, rows, threads);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
+  Value thread = im.threadId();
+  SmallVector<Value> rowIndex = im.delinearize(im.blockId(), rowShape);
+  Value identity = arith::ConstantOp::create(
+      b, loc, accumulator, b.getFloatAttr(accumulator, max ? -INFINITY : 0.0));
+  SmallVector<SmallVector<Value>> indices;
+  SmallVector<Value> inside;
+  SmallVector<llvm::DenseMap<Value, Value>> saved;
+  Value partial = identity;
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value c = im.add(thread, im.c(k * threads));
+    Value in = im.lt(c, im.c(columns));
+    // Columns past the row compute at column 0 (always valid), masked out.
+    SmallVector<Value> index(rowIndex);
+    index.push_back(arith::SelectOp::create(b, loc, in, c, im.c(0)));
+    emitter.beginElement(index);
+    FailureOr<Value> x = emitter.at(operand, index);
+    if (failed(x)) {
+      kernel.function.erase();
+      return failure();
+    }
+    Value term = max ? *x : arith::ExtFOp::create(b, loc, accumulator, *x).getResult();
+    partial = combineMaxOrSum(b, loc, partial,
+                              arith::SelectOp::create(b, loc, in, term, identity), max);
+    indices.push_back(index);
+    inside.push_back(in);
+    saved.push_back(emitter.saveElement());
+  }
+  Value reduced = blockAllReduce(b, loc, partial, kernel.workgroup[0], warps, max);
+  emitter.given[root->getResult(0)] =
+      max ? reduced : arith::TruncFOp::create(b, loc, element, reduced).getResult();
+  for (int64_t k = 0; k < perThread; ++k) {
+    emitter.resumeElement(saved[k], indices[k]);
+    SmallVector<Value> results;
+    for (Value value : yield.getValues()) {
+      FailureOr<Value> scalar = emitter.at(value, indices[k]);
+      if (failed(scalar)) {
+        kernel.function.erase();
+        return failure();
+      }
+      results.push_back(*scalar);
+    }
+    auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (auto [result, output] : llvm::zip(results, kernel.outputs))
+      memref::StoreOp::create(b, loc, result, output, indices[k]);
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
 // Row ops: softmax, log_softmax, layer_norm, rms_norm over the last dimension
 //===----------------------------------------------------------------------===//
 
@@ -675,6 +874,12 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                             i64Constant(classes)));
   Value safeLabel = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                                select(valid, label, i64Constant(0)));
+  // Issued before the row's loads and reductions, so its latency overlaps
+  // them (every thread reads the same word; the loss takes thread 0's).
+  Value labelLogit;
+  if (!gradient)
+    labelLogit = memref::LoadOp::create(b, loc, logits,
+                                        ValueRange{im.add(rowStart, safeLabel)});
   SmallVector<Value> column, inside, values;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
@@ -706,9 +911,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                           : constant(0.0);
     Value logSumExp =
         arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
-    Value nll = arith::SubFOp::create(
-        b, loc, logSumExp,
-        memref::LoadOp::create(b, loc, logits, ValueRange{im.add(rowStart, safeLabel)}));
+    Value nll = arith::SubFOp::create(b, loc, logSumExp, labelLogit);
     Value uniform = arith::SubFOp::create(
         b, loc, logSumExp,
         arith::DivFOp::create(b, loc, sumLogits,
@@ -1040,6 +1243,8 @@ struct GenesisLowerCudaPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    for (auto function : module.getOps<func::FuncOp>())
+      mergeRowEpilogues(function);
     SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
       for (Operation &op : function.getBody().getOps())
@@ -1075,9 +1280,17 @@ struct GenesisLowerCudaPass
       if (auto fusion = dyn_cast<FusionOp>(op)) {
         auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
         Operation *root = yield.getValues()[0].getDefiningOp();
-        kernel = root && isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(root)
-                     ? emitReductionFusion(fusion, name, builder)
-                     : emitLoopFusion(fusion, name, builder);
+        Operation *inner = nullptr;
+        fusion.getBody().walk([&](Operation *member) {
+          if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(member))
+            inner = member;
+        });
+        if (root && root == inner)
+          kernel = emitReductionFusion(fusion, name, builder);
+        else if (inner)
+          kernel = emitRowEpilogueFusion(fusion, inner, name, builder);
+        else
+          kernel = emitLoopFusion(fusion, name, builder);
       } else if (hasGpuTransposeKernel(op)) {
         kernel = emitTransposeKernel(op, name, builder);
       } else if (hasGpuGatherKernel(op)) {

@@ -157,3 +157,34 @@ func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<40
   %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<500x64xf32>, tensor<4096xi64>, tensor<4096x64xf32>
   return %0 : tensor<500x64xf32>
 }
+
+// -----
+
+// A row epilogue: the reduction fusion's only result, read back along the
+// row by the loop fusion, merges with it into one fusion and one kernel (a
+// block per row of 224 threads, 7 warps: the sum accumulates in f64, then
+// the epilogue's stores).
+// CHECK-LABEL: func.func @epilogue(
+// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = array<i64: 16, 224, 0>}
+// CHECK-NOT: genesis.fusion
+// CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<7xf64, #gpu.address_space<workgroup>>) kernel
+// CHECK: arith.extf {{.+}} : f32 to f64
+// CHECK: gpu.barrier
+// CHECK: arith.truncf {{.+}} : f64 to f32
+// CHECK: memref.store
+func.func @epilogue(%y: tensor<16x200xf32>, %g: tensor<16x200xf32>) -> tensor<16x200xf32> {
+  %r = genesis.fusion %g, %y : (tensor<16x200xf32>, tensor<16x200xf32>) -> tensor<16x1xf32> {
+  ^bb0(%a: tensor<16x200xf32>, %b: tensor<16x200xf32>):
+    %0 = genesis.mul %a, %b : tensor<16x200xf32>
+    %1 = genesis.reduce_sum %0 dims [1] keepdim : tensor<16x200xf32>
+    genesis.yield %1 : tensor<16x1xf32>
+  }
+  %d = genesis.fusion %g, %r, %y : (tensor<16x200xf32>, tensor<16x1xf32>, tensor<16x200xf32>) -> tensor<16x200xf32> {
+  ^bb0(%a: tensor<16x200xf32>, %s: tensor<16x1xf32>, %b: tensor<16x200xf32>):
+    %0 = genesis.broadcast_in_dim %s, [0, 1] : tensor<16x1xf32> -> tensor<16x200xf32>
+    %1 = genesis.sub %a, %0 : tensor<16x200xf32>
+    %2 = genesis.mul %b, %1 : tensor<16x200xf32>
+    genesis.yield %2 : tensor<16x200xf32>
+  }
+  return %d : tensor<16x200xf32>
+}

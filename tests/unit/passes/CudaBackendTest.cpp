@@ -582,4 +582,39 @@ TEST(CudaBackend, ScatterAddKernels) {
       kF32);
 }
 
+
+// Row epilogues (genesis-lower-cuda merges a last-dimension reduction with
+// the elementwise ops that read its result back along the row): softmax's
+// backward y * (g - rowsum(g * y)) with keepdim, x - max(x) without, on
+// rows that take one warp, 1024 threads and 8 columns per thread.
+TEST(CudaBackend, RowEpilogues) {
+  double worst = -1;
+  for (std::string shape : {"9x10", "37x1000", "6x8192", "2x3x300"}) {
+    std::string t = "tensor<" + shape + "xf32>";
+    std::string lead = shape.substr(0, shape.rfind('x'));
+    std::string keep = "tensor<" + lead + "x1xf32>", row = "tensor<" + lead + "xf32>";
+    int64_t rank = std::count(shape.begin(), shape.end(), 'x') + 1;
+    std::string last = std::to_string(rank - 1), keepMap, rowMap;
+    for (int64_t d = 0; d < rank; ++d)
+      keepMap += (d ? ", " : "") + std::to_string(d);
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      rowMap += (d ? ", " : "") + std::to_string(d);
+    worst = std::max(worst, deviceError(R"(
+      func.func @f(%y: )" + t + R"(, %g: )" + t + R"(, %x: )" + t + R"() -> ()" + t + ", " + t + R"() {
+        %0 = genesis.mul %g, %y : )" + t + R"(
+        %1 = genesis.reduce_sum %0 dims [)" + last + R"(] keepdim : )" + t + R"(
+        %2 = genesis.broadcast_in_dim %1, [)" + keepMap + "] : " + keep + " -> " + t + R"(
+        %3 = genesis.sub %g, %2 : )" + t + R"(
+        %4 = genesis.mul %y, %3 : )" + t + R"(
+        %5 = genesis.reduce_max %x dims [)" + last + R"(] : )" + t + R"(
+        %6 = genesis.broadcast_in_dim %5, [)" + rowMap + "] : " + row + " -> " + t + R"(
+        %7 = genesis.sub %x, %6 : )" + t + R"(
+        %8 = genesis.exp %7 : )" + t + R"(
+        return %4, %8 : )" + t + ", " + t + R"(
+      })",
+                                        51));
+  }
+  EXPECT_ON_DEVICE(worst, kF32);
+}
+
 } // namespace
