@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Utils/CommandLine.h"
 #include "frontend/Grad.h"
 #include "models/gpt2/Gpt2.h"
 
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 using namespace genesis;
 
@@ -34,6 +36,9 @@ static size_t countOps(mlir::func::FuncOp function) {
 }
 
 int main(int argc, char **argv) {
+  showOnlyOptions(
+      "gpt2-autodiff-bench options",
+      {std::addressof(layers), std::addressof(seqLen), std::addressof(batch)});
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Time tracing and autodiff of GPT-2\n");
   models::Gpt2Config config;
@@ -49,9 +54,9 @@ int main(int argc, char **argv) {
   Tensor ids = trace.input("ids", DType::I64, {batch, seqLen});
   Tensor targets = trace.input("targets", DType::I64, {batch * seqLen});
   Tensor logits = model(ids);
-  trace.output("loss", cross_entropy(
-                           logits.reshape({batch * seqLen, config.vocab_size}),
-                           targets));
+  trace.output(
+      "loss", cross_entropy(logits.reshape({batch * seqLen, config.vocab_size}),
+                            targets));
   mlir::func::FuncOp forward = trace.finish();
   double traced = secondsSince(start);
 
@@ -61,7 +66,8 @@ int main(int argc, char **argv) {
 
   std::printf("GPT-2 %lld layers, %.1fM parameters, batch %lld x %lld tokens\n",
               static_cast<long long>(config.n_layer),
-              model.num_parameters() / 1e6, static_cast<long long>(batch.getValue()),
+              model.num_parameters() / 1e6,
+              static_cast<long long>(batch.getValue()),
               static_cast<long long>(seqLen.getValue()));
   std::printf("| step | seconds | ops |\n| --- | --- | --- |\n");
   std::printf("| initialise weights (host) | %.3f | |\n", init);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Utils/CommandLine.h"
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "frontend/Trace.h"
 #include "models/gpt2/Gpt2.h"
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 using namespace genesis;
 
@@ -50,6 +52,12 @@ static llvm::cl::opt<std::string>
               llvm::cl::desc("Directory for gpt.gplan and init.safetensors"));
 
 int main(int argc, char **argv) {
+  showOnlyOptions("gpt2-plan options",
+                  {std::addressof(layers), std::addressof(heads),
+                   std::addressof(width), std::addressof(vocab),
+                   std::addressof(seqLength), std::addressof(batchSize),
+                   std::addressof(seed), std::addressof(target),
+                   std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
   try {

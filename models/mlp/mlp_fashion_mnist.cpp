@@ -1,4 +1,4 @@
-//===- mlp_fashion_mnist.cpp - Train the MLP on Fashion-MNIST --------------===//
+//===- mlp_fashion_mnist.cpp - Train the MLP on Fashion-MNIST -----------===//
 //
 // The main job. Traces a 784-256-128-10 MLP's loss, differentiates it and
 // builds the AdamW train step (genesis-autodiff, genesis-train-step),
@@ -10,11 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Utils/CommandLine.h"
 #include "models/mlp/Mlp.h"
 #include "models/mlp/MlpPlan.h"
 #include "models/mlp/MlpTrainer.h"
-#include "runtime/AtomicFile.h"
 #include "runtime/ArrayIO.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/PlanFile.h"
 #include "runtime/Session.h"
 
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <unistd.h>
 
 using namespace genesis;
@@ -40,9 +42,9 @@ static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::init(0),
 static llvm::cl::opt<int64_t>
     trainImages("train-images", llvm::cl::init(60000),
                 llvm::cl::desc("Use the first N training images"));
-static llvm::cl::opt<std::string>
-    outputDir("out", llvm::cl::init("mlp-run"),
-              llvm::cl::desc("Directory for the plan, checkpoint, table and plot"));
+static llvm::cl::opt<std::string> outputDir(
+    "out", llvm::cl::init("mlp-run"),
+    llvm::cl::desc("Directory for the plan, checkpoint, table and plot"));
 static llvm::cl::opt<std::string>
     resume("resume", llvm::cl::init(""),
            llvm::cl::desc("Checkpoint to resume from"));
@@ -64,6 +66,13 @@ static llvm::cl::opt<bool> compileOnly(
                    "to the output directory and stop"));
 
 int main(int argc, char **argv) {
+  showOnlyOptions("mlp-fashion-mnist options",
+                  {std::addressof(epochs), std::addressof(batchSize),
+                   std::addressof(learningRate), std::addressof(seed),
+                   std::addressof(trainImages), std::addressof(outputDir),
+                   std::addressof(resume), std::addressof(stopAfterEpoch),
+                   std::addressof(printIr), std::addressof(target),
+                   std::addressof(compileOnly)});
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Train the Genesis MLP on Fashion-MNIST\n");
   try {
@@ -80,7 +89,8 @@ int main(int argc, char **argv) {
         reason = "no ptxas at " + ptxas;
       target = reason.empty() ? "cuda" : "cpu";
       std::printf("target: %s%s\n", target.c_str(),
-                  reason.empty() ? "" : (" (no GPU run: " + reason + ")").c_str());
+                  reason.empty() ? ""
+                                 : (" (no GPU run: " + reason + ")").c_str());
     }
     std::system(("mkdir -p '" + outputDir + "'").c_str());
     Generator generator(seed);
@@ -94,12 +104,12 @@ int main(int argc, char **argv) {
     writeFileAtomically(planPath, planBytes.data(), planBytes.size());
     PlanFile plan =
         PlanFile::fromBytes(planBytes.data(), planBytes.size(), planPath);
-    std::printf("compiled %s (%zu bytes, %s) in %.2f s; arena %llu bytes\n",
-                planPath.c_str(), planBytes.size(), target.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count(),
-                static_cast<unsigned long long>(plan.plan().memory()->arena_bytes()));
+    std::printf(
+        "compiled %s (%zu bytes, %s) in %.2f s; arena %llu bytes\n",
+        planPath.c_str(), planBytes.size(), target.c_str(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count(),
+        static_cast<unsigned long long>(plan.plan().memory()->arena_bytes()));
     if (compileOnly) {
       saveSafetensors(outputDir + "/init.safetensors", model->state_dict());
       std::printf("initial weights: %s/init.safetensors\n", outputDir.c_str());

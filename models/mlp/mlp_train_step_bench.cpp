@@ -1,4 +1,4 @@
-//===- mlp_train_step_bench.cpp - Time the compiled MLP train step ---------===//
+//===- mlp_train_step_bench.cpp - Time the compiled MLP train step ------===//
 //
 // Times one AdamW training step of the 784-256-128-10 MLP through the CPU
 // plan on random data (the data does not change the work), handing the
@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Utils/CommandLine.h"
 #include "models/mlp/Mlp.h"
 #include "models/mlp/MlpPlan.h"
 #include "runtime/PlanFile.h"
@@ -21,6 +22,7 @@
 #include <iostream>
 #include <malloc.h>
 #include <map>
+#include <memory>
 #include <numeric>
 
 using namespace genesis;
@@ -55,18 +57,23 @@ void retainFreedMemory() {
 } // namespace
 
 int main(int argc, char **argv) {
+  showOnlyOptions("mlp-train-step-bench options",
+                  {std::addressof(batchSize), std::addressof(steps),
+                   std::addressof(warmup), std::addressof(profile)});
   llvm::cl::ParseCommandLineOptions(argc, argv, "Time the MLP train step\n");
   retainFreedMemory();
   try {
     Generator generator(0);
     auto model = models::makeMlp({256, 128}, generator);
-    std::vector<uint8_t> bytes = models::compileMlpTrainingPlan(*model, batchSize);
+    std::vector<uint8_t> bytes =
+        models::compileMlpTrainingPlan(*model, batchSize);
     PlanFile plan = PlanFile::fromBytes(bytes.data(), bytes.size(), "mlp");
     Session session(plan);
     for (auto &[name, value] : model->state_dict())
       session.bind(name, value);
     session.bind("lr", HostArray::fromValues<double>(DType::F32, {}, {1e-3}));
-    HostArray images(DType::F32, {batchSize, 784}), labels(DType::I64, {batchSize});
+    HostArray images(DType::F32, {batchSize, 784}),
+        labels(DType::I64, {batchSize});
     generator.fill_uniform(images, 0, 1);
     for (int64_t i = 0; i < batchSize; ++i)
       labels.setInt(i, generator.randint(0, 10));

@@ -1,4 +1,4 @@
-//===- genesis-eval.cpp - Run a genesis function on the host ---------------===//
+//===- genesis-eval.cpp - Run a genesis function on the host ------------===//
 //
 // Parses a .mlir file, binds the arguments of one function to arrays read
 // from .npy or .safetensors files, runs the reference evaluator and writes or
@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Evaluator/Evaluator.h"
+#include "dialect/Utils/CommandLine.h"
 #include "runtime/ArrayIO.h"
 #include "tools/ToolSupport.h"
 
@@ -16,6 +17,7 @@
 
 #include <iostream>
 #include <map>
+#include <memory>
 
 using namespace mlir;
 using namespace genesis;
@@ -24,8 +26,9 @@ static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<input.mlir>"),
                                             llvm::cl::Required);
 static llvm::cl::opt<std::string>
-    functionName("function", llvm::cl::desc("Function to run (default: the "
-                                            "only or first function)"),
+    functionName("function",
+                 llvm::cl::desc("Function to run (default: the "
+                                "only or first function)"),
                  llvm::cl::init(""));
 static llvm::cl::alias functionAlias("f", llvm::cl::aliasopt(functionName));
 static llvm::cl::list<std::string> inputs(
@@ -33,12 +36,12 @@ static llvm::cl::list<std::string> inputs(
     llvm::cl::desc("Argument file: a .npy binds the next unbound argument; a "
                    ".safetensors binds arguments by name (their genesis.name, "
                    "else argN)"));
-static llvm::cl::list<std::string> outputs(
-    "o", llvm::cl::desc("Result file: a .npy takes the next result; a "
-                        ".safetensors takes all results by name"));
+static llvm::cl::list<std::string>
+    outputs("o", llvm::cl::desc("Result file: a .npy takes the next result; a "
+                                ".safetensors takes all results by name"));
 static llvm::cl::opt<bool>
     printResults("print", llvm::cl::desc("Print the results (default when no "
-                                          "-o is given)"));
+                                         "-o is given)"));
 
 namespace {
 
@@ -68,8 +71,7 @@ std::vector<HostArray> bindArguments(func::FuncOp function) {
         auto it = byName.find(name);
         if (it == byName.end())
           throw Error("'" + file + "': tensor '" + name +
-                      "' names no argument of @" +
-                      function.getSymName().str());
+                      "' names no argument of @" + function.getSymName().str());
         bound[it->second] = std::move(array);
       }
       continue;
@@ -102,7 +104,8 @@ void printArray(const std::string &name, const HostArray &array) {
   std::cout << (array.numel() > shown ? ", ...]" : "]") << "\n";
 }
 
-void writeResults(func::FuncOp function, const std::vector<HostArray> &results) {
+void writeResults(func::FuncOp function,
+                  const std::vector<HostArray> &results) {
   ArrayAttr names = function.getResAttrsAttr();
   unsigned next = 0;
   for (const std::string &file : outputs) {
@@ -129,6 +132,10 @@ void writeResults(func::FuncOp function, const std::vector<HostArray> &results) 
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  showOnlyOptions("genesis-eval options",
+                  {std::addressof(inputFile), std::addressof(functionName),
+                   std::addressof(inputs), std::addressof(outputs),
+                   std::addressof(printResults)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Run a genesis function with the reference evaluator\n");
   try {
