@@ -26,8 +26,9 @@ namespace {
 using cuda::Api;
 using cuda::check;
 
-/// cuBLASLt's workspace: what its fastest Hopper kernels use. Copies between
-/// overlapping regions are staged through it too.
+/// cuBLASLt's workspace when the plan reserves none in its arena: what its
+/// fastest Hopper kernels use. Copies between overlapping regions are staged
+/// through it too.
 constexpr uint64_t kWorkspaceBytes = 32ull << 20;
 /// Dynamic shared memory a kernel may use without opting in to more.
 constexpr uint32_t kDefaultSharedMemoryBytes = 48u << 10;
@@ -248,8 +249,10 @@ private:
     std::vector<bool> deviceNewer;
     std::vector<Module> modules;
     BlasLtHandle blasLt;
-    /// 0 until a GEMM or an overlapping copy needs it.
+    /// The plan's arena workspace, or 0 until a GEMM or an overlapping copy
+    /// needs one of kWorkspaceBytes.
     CUdeviceptr workspace = 0;
+    uint64_t workspaceBytes = kWorkspaceBytes;
     std::vector<DeviceFunction> functions;
     bool profiling = false;
   };
@@ -326,7 +329,7 @@ CUdeviceptr CudaSession::allocate(State &state, uint64_t bytes,
 void CudaSession::ensureWorkspace(State &state) const {
   if (!state.workspace)
     state.workspace =
-        allocate(state, kWorkspaceBytes, "the cuBLASLt workspace");
+        allocate(state, state.workspaceBytes, "the cuBLASLt workspace");
 }
 
 Module CudaSession::loadModule(const plan::KernelImage &image,
@@ -564,7 +567,7 @@ GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
           "cublasLtMatmulPreferenceSetAttribute", what);
   };
   setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                uint64_t(kWorkspaceBytes));
+                uint64_t(state.workspaceBytes));
   // Batches at odd strides are less aligned than the allocations; an
   // algorithm assuming more would fault.
   uint64_t elementBytes = dtypeSize(dtype);
@@ -624,6 +627,10 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
   CUdeviceptr arena = 0;
   if (state.arenaBytes != 0)
     arena = allocate(state, state.arenaBytes, "the arena");
+  if (plan.memory()->workspace_bytes() != 0) {
+    state.workspace = arena + plan.memory()->workspace_offset();
+    state.workspaceBytes = plan.memory()->workspace_bytes();
+  }
   state.addresses.assign(tensorCount, 0);
   state.deviceNewer.assign(tensorCount, false);
   for (uint32_t i = 0; i < tensorCount; ++i) {
@@ -739,7 +746,7 @@ void CudaSession::enqueueCopy(const CopyStep &copy, const std::string &where) {
   // chunks go in the order that reads every byte before it is overwritten.
   bool backward = copy.dst > copy.src;
   for (uint64_t done = 0; done < copy.bytes;) {
-    uint64_t length = std::min(kWorkspaceBytes, copy.bytes - done);
+    uint64_t length = std::min(state_->workspaceBytes, copy.bytes - done);
     uint64_t offset = backward ? copy.bytes - done - length : done;
     check(api_.cuMemcpyDtoDAsync_v2(state_->workspace, copy.src + offset,
                                     length, stream),

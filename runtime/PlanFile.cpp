@@ -149,6 +149,21 @@ private:
       fail("memory.alignment", std::to_string(alignment) +
                                    " is not a power of two up to " +
                                    std::to_string(kMaxArenaAlignment));
+    uint64_t offset = plan_.memory()->workspace_offset();
+    uint64_t bytes = plan_.memory()->workspace_bytes(), end;
+    if (bytes == 0)
+      return;
+    if (__builtin_add_overflow(offset, bytes, &end) ||
+        end > plan_.memory()->arena_bytes())
+      fail("memory.workspace", "[" + std::to_string(offset) + ", " +
+                                   std::to_string(offset) + " + " +
+                                   std::to_string(bytes) +
+                                   ") exceeds arena_bytes " +
+                                   std::to_string(plan_.memory()->arena_bytes()));
+    if (offset % alignment != 0)
+      fail("memory.workspace", "offset " + std::to_string(offset) +
+                                   " is not a multiple of the alignment " +
+                                   std::to_string(alignment));
   }
 
   void checkTensors() {
@@ -226,6 +241,13 @@ private:
         fail(field, "arena_offset " + std::to_string(offset) +
                         " is not a multiple of the alignment " +
                         std::to_string(alignment));
+      uint64_t workspace = plan_.memory()->workspace_offset();
+      uint64_t workspaceEnd = workspace + plan_.memory()->workspace_bytes();
+      if (bytes != 0 && offset < workspaceEnd && workspace < end)
+        fail(field, "arena range [" + std::to_string(offset) + ", " +
+                        std::to_string(end) + ") overlaps the workspace [" +
+                        std::to_string(workspace) + ", " +
+                        std::to_string(workspaceEnd) + ")");
     } else if (entry.arena_offset() != 0) {
       fail(field, "external tensor has arena_offset " +
                       std::to_string(entry.arena_offset()));
@@ -949,7 +971,13 @@ void describePlan(const PlanFile &planFile, std::ostream &os) {
   }
 
   os << "memory: arena " << plan.memory()->arena_bytes() << " B, alignment "
-     << plan.memory()->alignment() << "\n";
+     << plan.memory()->alignment();
+  if (plan.memory()->workspace_bytes() != 0)
+    os << ", library workspace " << plan.memory()->workspace_bytes()
+       << " B at arena [" << plan.memory()->workspace_offset() << ", "
+       << plan.memory()->workspace_offset() + plan.memory()->workspace_bytes()
+       << ")";
+  os << "\n";
   os << "kernel images (" << plan.images()->size() << "):\n";
   for (uint32_t i = 0; i < plan.images()->size(); ++i) {
     const plan::KernelImage &image = *plan.images()->Get(i);
@@ -987,6 +1015,11 @@ PlanBuilder::PlanBuilder(PlanHeader header) : header_(std::move(header)) {}
 void PlanBuilder::setArena(uint64_t bytes, uint64_t alignment) {
   arenaBytes_ = bytes;
   arenaAlignment_ = alignment;
+}
+
+void PlanBuilder::setWorkspace(uint64_t offset, uint64_t bytes) {
+  workspaceOffset_ = offset;
+  workspaceBytes_ = bytes;
 }
 
 uint32_t PlanBuilder::addTensor(const std::string &name, DType dtype,
@@ -1081,7 +1114,8 @@ std::vector<uint8_t> PlanBuilder::payload() const {
         entry.role, entry.storage, entry.arenaOffset, bytes));
   }
 
-  auto memory = plan::CreateMemoryPlan(fbb, arenaBytes_, arenaAlignment_);
+  auto memory = plan::CreateMemoryPlan(fbb, arenaBytes_, arenaAlignment_,
+                                       workspaceOffset_, workspaceBytes_);
 
   std::vector<flatbuffers::Offset<plan::Function>> functions;
   for (const FunctionEntry &function : functions_) {

@@ -168,6 +168,9 @@ public:
   explicit PlanBuilder(PlanHeader header);
 
   void setArena(uint64_t bytes, uint64_t alignment = 64);
+  /// Reserves [offset, offset + bytes) of the arena as the library-call
+  /// workspace (see MemoryPlan in Plan.fbs).
+  void setWorkspace(uint64_t offset, uint64_t bytes);
   /// An external tensor of any role but temporary; returns its index.
   uint32_t addTensor(const std::string &name, DType dtype,
                      std::vector<int64_t> shape, plan::Role role);
@@ -235,6 +238,8 @@ private:
   PlanHeader header_;
   uint64_t arenaBytes_ = 0;
   uint64_t arenaAlignment_ = 64;
+  uint64_t workspaceOffset_ = 0;
+  uint64_t workspaceBytes_ = 0;
   std::vector<TensorEntry> tensors_;
   std::vector<ImageEntry> images_;
   std::vector<FunctionEntry> functions_;

@@ -33,6 +33,9 @@ using namespace mlir;
 namespace genesis {
 namespace {
 
+/// cuBLASLt's workspace in a cuda plan: what its fastest Hopper kernels use.
+constexpr uint64_t kCudaLibraryWorkspace = 32ull << 20;
+
 FailureOr<DType> dtypeFor(Operation *where, Type elementType) {
   if (std::optional<DType> dtype = toDType(elementType))
     return *dtype;
@@ -225,6 +228,10 @@ public:
                              int64_t extraBase, int64_t &extraEnd,
                              int64_t alignment);
 
+  /// Whether a GEMM step needs the library workspace (a plan without one
+  /// leaves the rare overlapping copy to a workspace of the runtime's own).
+  bool usesLibraryWorkspace() const { return usesLibraryWorkspace_; }
+
 private:
   struct External {
     uint32_t index;
@@ -234,6 +241,7 @@ private:
 
   PlanBuilder &builder_;
   const PlanOptions &options_;
+  bool usesLibraryWorkspace_ = false;
   std::map<std::string, External> externals_;
 };
 
@@ -501,6 +509,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       gemm.epilogue = epilogueFor(call.getEpilogue());
       gemm.allowTf32 = options_.allowTf32;
       builder_.addGemm(functionIndex, gemm, location);
+      usesLibraryWorkspace_ = true;
       continue;
     }
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -698,7 +707,14 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
                        std::vector<uint8_t>(image->begin(), image->end()));
     }
   }
-  builder.setArena(static_cast<uint64_t>(alignUp(extraEnd, alignment)),
+  int64_t arenaEnd = alignUp(extraEnd, alignment);
+  if (cuda && emitter.usesLibraryWorkspace()) {
+    // cuBLASLt's workspace is planned like any buffer: a region of the
+    // arena after every temporary, which no tensor overlaps.
+    builder.setWorkspace(static_cast<uint64_t>(arenaEnd), kCudaLibraryWorkspace);
+    arenaEnd += static_cast<int64_t>(kCudaLibraryWorkspace);
+  }
+  builder.setArena(static_cast<uint64_t>(arenaEnd),
                    static_cast<uint64_t>(alignment));
   return builder.bytes();
 }

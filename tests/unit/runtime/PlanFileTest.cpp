@@ -890,4 +890,36 @@ TEST(PlanFileTest, BuilderRejectsStepsForMissingFunctions) {
                        "PlanBuilder: no function #3"));
 }
 
+TEST(PlanFileTest, LibraryWorkspaceMustBeAlignedInsideTheArenaAndUnshared) {
+  {
+    ValidPlan plan;
+    plan.builder.setArena(256, 64);
+    plan.builder.setWorkspace(128, 128);
+    PlanFile loaded = planOf(plan.builder);
+    EXPECT_EQ(loaded.plan().memory()->workspace_offset(), 128u);
+    EXPECT_EQ(loaded.plan().memory()->workspace_bytes(), 128u);
+    std::ostringstream os;
+    describePlan(loaded, os);
+    EXPECT_TRUE(contains(os.str(), "library workspace 128 B at arena [128, 256)"))
+        << os.str();
+  }
+  ValidPlan outside;
+  outside.builder.setWorkspace(64, 128);
+  EXPECT_TRUE(contains(loadError(outside.builder),
+                       "memory.workspace: [64, 64 + 128) exceeds arena_bytes 128"))
+      << loadError(outside.builder);
+  ValidPlan misaligned;
+  misaligned.builder.setArena(256, 64);
+  misaligned.builder.setWorkspace(160, 64);
+  EXPECT_TRUE(contains(loadError(misaligned.builder),
+                       "offset 160 is not a multiple of the alignment 64"));
+  // The temporary "h" occupies [0, 32).
+  ValidPlan shared;
+  shared.builder.setWorkspace(0, 64);
+  EXPECT_TRUE(contains(loadError(shared.builder),
+                       "arena range [0, 32) overlaps the workspace [0, 64)"))
+      << loadError(shared.builder);
+}
+
+
 } // namespace
