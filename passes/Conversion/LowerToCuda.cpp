@@ -697,7 +697,6 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
   Value x = flatten(b, loc, kernel.inputs[0]);
   Value y = flatten(b, loc, kernel.outputs[0]);
   Value thread = im.threadId(), row = im.blockId();
-  Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
   Value rowStart = im.mul(row, im.c(columns));
   auto constant = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
