@@ -838,7 +838,10 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
   auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
   double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
-  int64_t threads = std::min<int64_t>(1024, ceilDiv(classes, kWarp) * kWarp);
+  // 16 columns per thread: the loss reads and writes nothing else, so the
+  // loads in flight per SM (resident threads x columns each) set its speed.
+  int64_t threads = std::clamp<int64_t>(
+      ceilDiv(ceilDiv(classes, 16), kWarp) * kWarp, kWarp, 1024);
   int64_t perThread = ceilDiv(classes, threads), warps = threads / kWarp;
   SmallVector<Type> workgroup(3, workgroupBuffer(context, warps, f32));
   GpuKernel kernel =

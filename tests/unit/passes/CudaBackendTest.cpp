@@ -285,7 +285,9 @@ TEST(CudaBackend, RowKernelsOnWideAndNarrowRows) {
   // 8192 columns: 1024 threads holding 8 each; 1000: 1024 threads, some
   // idle; 10: one warp.
   double worst = -1;
-  for (std::string shape : {"6x8192", "37x1000", "9x10"}) {
+  // 160: 5 warps, whose shared buffers of warp totals are not a multiple of
+  // 16 bytes (they faulted while 4-byte aligned).
+  for (std::string shape : {"6x8192", "37x1000", "9x10", "7x160"}) {
     std::string t = "tensor<" + shape + "xf32>";
     std::string row = "tensor<" + shape.substr(shape.find('x') + 1) + "xf32>";
     worst = std::max(worst, deviceError(R"(
