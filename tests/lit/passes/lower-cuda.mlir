@@ -56,7 +56,7 @@ func.func @rows(%a: tensor<32x100xf32>) -> tensor<32xf32> {
 // memory, combined in a fixed order after a barrier.
 // CHECK-LABEL: func.func @columns(
 // CHECK: genesis.launch = array<i64: 2, 1024, 0>
-// CHECK: gpu.func @columns_fusion0({{.+}}) workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @columns_fusion0({{.+}}) workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: memref.store %{{.+}}, %[[SHARED]]
 // CHECK: gpu.barrier
 func.func @columns(%a: tensor<512x40xf32>) -> tensor<40xf32> {
@@ -92,7 +92,7 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
 // CHECK-LABEL: func.func @transpose(
 // CHECK: genesis.transpose %{{.+}}, [0, 2, 1] {genesis.kernel = @transpose_transpose0, genesis.launch = array<i64: 12, 256, 0>}
 // CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = array<i64: 4, 256, 0>}
-// CHECK: gpu.func @transpose_transpose0(%{{.+}}: memref<2x40x70xf32>, %{{.+}}: memref<2x70x40xf32>) workgroup(%[[TILE:.+]] : memref<1056xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @transpose_transpose0(%{{.+}}: memref<2x40x70xf32>, %{{.+}}: memref<2x70x40xf32>) workgroup(%[[TILE:.+]] : memref<1056xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-COUNT-4: memref.store %{{.+}}, %[[TILE]]
 // CHECK: gpu.barrier
@@ -167,7 +167,7 @@ func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<40
 // CHECK-LABEL: func.func @epilogue(
 // CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = array<i64: 16, 224, 0>}
 // CHECK-NOT: genesis.fusion
-// CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<7xf64, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<7xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: arith.extf {{.+}} : f32 to f64
 // CHECK: gpu.barrier
 // CHECK: arith.truncf {{.+}} : f64 to f32
