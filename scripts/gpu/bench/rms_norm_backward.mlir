@@ -1,0 +1,26 @@
+// rms_norm's input gradient as its VJP (GenesisGradients.cpp) builds it:
+// r = rsqrt(mean(x^2) + eps), xhat = x r, h = g w,
+// dx = r (h - xhat mean(h xhat)).
+func.func @f(%x: tensor<8192x8192xf32> {genesis.name = "x", genesis.role = "input"},
+             %g: tensor<8192x8192xf32> {genesis.name = "g", genesis.role = "input"},
+             %w: tensor<8192xf32> {genesis.name = "w", genesis.role = "input"}) -> (tensor<8192x8192xf32> {genesis.name = "dx"}) {
+  %n = genesis.constant dense<8192.0> : tensor<8192x1xf32>
+  %eps = genesis.constant dense<1.0e-06> : tensor<8192x1xf32>
+  %xx = genesis.mul %x, %x : tensor<8192x8192xf32>
+  %s = genesis.reduce_sum %xx dims [1] keepdim : tensor<8192x8192xf32>
+  %ms = genesis.div %s, %n : tensor<8192x1xf32>
+  %v = genesis.add %ms, %eps : tensor<8192x1xf32>
+  %r = genesis.rsqrt %v : tensor<8192x1xf32>
+  %rb = genesis.broadcast_in_dim %r, [0, 1] : tensor<8192x1xf32> -> tensor<8192x8192xf32>
+  %xhat = genesis.mul %x, %rb : tensor<8192x8192xf32>
+  %wb = genesis.broadcast_in_dim %w, [1] : tensor<8192xf32> -> tensor<8192x8192xf32>
+  %h = genesis.mul %g, %wb : tensor<8192x8192xf32>
+  %hx = genesis.mul %h, %xhat : tensor<8192x8192xf32>
+  %t = genesis.reduce_sum %hx dims [1] keepdim : tensor<8192x8192xf32>
+  %m = genesis.div %t, %n : tensor<8192x1xf32>
+  %mb = genesis.broadcast_in_dim %m, [0, 1] : tensor<8192x1xf32> -> tensor<8192x8192xf32>
+  %u = genesis.mul %xhat, %mb : tensor<8192x8192xf32>
+  %d = genesis.sub %h, %u : tensor<8192x8192xf32>
+  %dx = genesis.mul %rb, %d : tensor<8192x8192xf32>
+  return %dx : tensor<8192x8192xf32>
+}
