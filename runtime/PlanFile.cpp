@@ -155,11 +155,10 @@ private:
       return;
     if (__builtin_add_overflow(offset, bytes, &end) ||
         end > plan_.memory()->arena_bytes())
-      fail("memory.workspace", "[" + std::to_string(offset) + ", " +
-                                   std::to_string(offset) + " + " +
-                                   std::to_string(bytes) +
-                                   ") exceeds arena_bytes " +
-                                   std::to_string(plan_.memory()->arena_bytes()));
+      fail("memory.workspace",
+           "[" + std::to_string(offset) + ", " + std::to_string(offset) +
+               " + " + std::to_string(bytes) + ") exceeds arena_bytes " +
+               std::to_string(plan_.memory()->arena_bytes()));
     if (offset % alignment != 0)
       fail("memory.workspace", "offset " + std::to_string(offset) +
                                    " is not a multiple of the alignment " +
@@ -517,9 +516,9 @@ private:
     if (launch.symbol()->size() == 0)
       fail(field + ".symbol", "symbol is empty");
     if (launch.outer_extent() < 1)
-      fail(field + ".outer_extent",
-           "outer extent " + std::to_string(launch.outer_extent()) +
-               " is not positive");
+      fail(field + ".outer_extent", "outer extent " +
+                                        std::to_string(launch.outer_extent()) +
+                                        " is not positive");
     const auto &args = *launch.args();
     for (uint32_t i = 0; i < args.size(); ++i)
       checkOperand(field, "args[" + std::to_string(i) + "]", args[i], access,
@@ -1010,6 +1009,29 @@ void describePlan(const PlanFile &planFile, std::ostream &os) {
 // PlanBuilder
 //===----------------------------------------------------------------------===//
 
+GemmDesc gemmDescOf(const plan::Gemm &gemm) {
+  GemmDesc desc;
+  desc.a = gemm.a();
+  desc.b = gemm.b();
+  desc.c = gemm.c();
+  if (gemm.bias())
+    desc.bias = *gemm.bias();
+  desc.m = gemm.m();
+  desc.n = gemm.n();
+  desc.k = gemm.k();
+  desc.batchCount = gemm.batch_count();
+  desc.strideA = gemm.stride_a();
+  desc.strideB = gemm.stride_b();
+  desc.strideC = gemm.stride_c();
+  desc.transposeA = gemm.transpose_a();
+  desc.transposeB = gemm.transpose_b();
+  desc.alpha = gemm.alpha();
+  desc.beta = gemm.beta();
+  desc.epilogue = gemm.epilogue();
+  desc.allowTf32 = gemm.allow_tf32();
+  return desc;
+}
+
 PlanBuilder::PlanBuilder(PlanHeader header) : header_(std::move(header)) {}
 
 void PlanBuilder::setArena(uint64_t bytes, uint64_t alignment) {
@@ -1129,8 +1151,7 @@ std::vector<uint8_t> PlanBuilder::payload() const {
         plan::Dim3 block(launch.block[0], launch.block[1], launch.block[2]);
         kind = plan::CreateKernelLaunchDirect(
                    fbb, launch.image, launch.symbol.c_str(), &launch.args,
-                   &grid, &block, launch.sharedMemoryBytes,
-                   launch.outerExtent)
+                   &grid, &block, launch.sharedMemoryBytes, launch.outerExtent)
                    .Union();
         break;
       }

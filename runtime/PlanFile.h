@@ -158,6 +158,9 @@ struct GemmDesc {
   bool allowTf32 = false;
 };
 
+/// The GemmDesc that a (verified) plan's Gemm step records.
+GemmDesc gemmDescOf(const plan::Gemm &gemm);
+
 /// Assembles a plan in memory. The builder records what it is told and
 /// checks nothing, so that tests can build invalid plans too; write() and
 /// PlanFile::fromBytes(bytes()) apply the loader's checks. Every scalar field

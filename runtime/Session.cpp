@@ -34,8 +34,7 @@ using RangeFunction = void (*)(void **, int64_t, int64_t);
 /// The number of threads a session runs kernels on: GENESIS_NUM_THREADS, or
 /// else the hardware's concurrency.
 unsigned sessionThreadCount(const std::string &where) {
-  if (const char *value = std::getenv("GENESIS_NUM_THREADS");
-      value && *value) {
+  if (const char *value = std::getenv("GENESIS_NUM_THREADS"); value && *value) {
     char *end = nullptr;
     long count = std::strtol(value, &end, 10);
     if (*end != '\0' || count < 1 || count > 1024)
@@ -81,8 +80,7 @@ public:
   /// Runs kernel(args, begin, end) over [0, extent) split into
   /// min(size(), extent) contiguous chunks; returns when all are done.
   void run(RangeFunction kernel, void **args, int64_t extent) {
-    unsigned chunks =
-        static_cast<unsigned>(std::min<int64_t>(size(), extent));
+    unsigned chunks = static_cast<unsigned>(std::min<int64_t>(size(), extent));
     {
       std::lock_guard<std::mutex> lock(mutex_);
       kernel_ = kernel;
@@ -594,32 +592,13 @@ Session::Session(const PlanFile &planFile)
             elements *= uint64_t(extent);
           argBytes += elements * dtypeSize(tensors_[arg].dtype);
         }
-        op.split = range && op.outerExtent >= 2 &&
-                   argBytes >= splitBytes;
+        op.split = range && op.outerExtent >= 2 && argBytes >= splitBytes;
         out.op = std::move(op);
         break;
       }
       case plan::StepKind::Gemm: {
         const plan::Gemm &gemm = *step->kind_as_Gemm();
-        GemmDesc desc;
-        desc.a = gemm.a();
-        desc.b = gemm.b();
-        desc.c = gemm.c();
-        if (gemm.bias())
-          desc.bias = *gemm.bias();
-        desc.m = gemm.m();
-        desc.n = gemm.n();
-        desc.k = gemm.k();
-        desc.batchCount = gemm.batch_count();
-        desc.strideA = gemm.stride_a();
-        desc.strideB = gemm.stride_b();
-        desc.strideC = gemm.stride_c();
-        desc.transposeA = gemm.transpose_a();
-        desc.transposeB = gemm.transpose_b();
-        desc.alpha = gemm.alpha();
-        desc.beta = gemm.beta();
-        desc.epilogue = gemm.epilogue();
-        out.op = GemmOp{desc, tensors_[gemm.a()].dtype};
+        out.op = GemmOp{gemmDescOf(gemm), tensors_[gemm.a()].dtype};
         break;
       }
       case plan::StepKind::Copy: {

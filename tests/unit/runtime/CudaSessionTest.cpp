@@ -603,19 +603,7 @@ TEST_F(CudaSessionTest, GemmsChainThroughTheArena) {
       "forward", {forward.inputs()->begin(), forward.inputs()->end()},
       {forward.outputs()->begin(), forward.outputs()->end()});
   for (const plan::Step *step : *forward.steps()) {
-    const plan::Gemm &gemm = *step->kind_as_Gemm();
-    GemmDesc desc;
-    desc.a = gemm.a();
-    desc.b = gemm.b();
-    desc.c = gemm.c();
-    if (gemm.bias())
-      desc.bias = *gemm.bias();
-    desc.m = gemm.m();
-    desc.n = gemm.n();
-    desc.k = gemm.k();
-    desc.transposeB = gemm.transpose_b();
-    desc.epilogue = gemm.epilogue();
-    cuda.addGemm(f, desc, step->location()->str());
+    cuda.addGemm(f, gemmDescOf(*step->kind_as_Gemm()), step->location()->str());
   }
   Session session(planOf(cuda));
   for (const auto &[name, value] : mlpParameters())
