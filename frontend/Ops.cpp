@@ -808,18 +808,22 @@ std::pair<Tensor, Tensor> rope_tables(Trace &trace, int64_t seq,
     trace.fail(site, "rope_tables: head_dim must be even and positive, got " +
                          std::to_string(head_dim));
   // Hugging Face computes the inverse frequencies in f32:
-  // 1 / theta^(arange(0, D, 2) / D).
-  HostArray inverse(DType::F32, {head_dim / 2});
-  for (int64_t i = 0; i < head_dim / 2; ++i)
-    inverse.setDouble(
-        i, 1.0f / std::pow(static_cast<float>(theta),
-                           static_cast<float>(2 * i) /
-                               static_cast<float>(head_dim)));
+  // 1 / theta^(arange(0, D, 2) / D). They are ops rather than a constant
+  // table because compiled plans hold no non-splat constants.
+  int64_t half = head_dim / 2;
+  auto filled = [&](double value) {
+    return full(trace, {half}, value, DType::F32, site);
+  };
+  Tensor exponents =
+      div(mul(arange(trace, half, DType::F32, site), filled(2.0), site),
+          filled(static_cast<double>(head_dim)), site);
+  Tensor inverse =
+      div(filled(1.0), pow(filled(theta), exponents, site), site);
   Tensor positions = arange(trace, seq, DType::F32, site);
   if (offset != 0)
     positions = positions + static_cast<double>(offset);
   Tensor freqs = mul(positions.unsqueeze(1, site),
-                     constant(trace, inverse, site).unsqueeze(0, site), site);
+                     inverse.unsqueeze(0, site), site);
   Tensor angles = cat({freqs, freqs}, -1, site);
   return {cos(angles, site).to(dtype, site), sin(angles, site).to(dtype, site)};
 }

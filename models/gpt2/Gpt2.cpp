@@ -81,6 +81,12 @@ Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
     h->push_back(std::make_shared<Gpt2Block>(config, generator));
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(
                                      config.n_embd, config.layer_norm_epsilon));
+  if (!config.tie_word_embeddings) {
+    lm_head = register_module(
+        "lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size,
+                                                /*bias=*/false, generator));
+    generator.fill_normal(lm_head->weight.data(), 0.0, 0.02);
+  }
 }
 
 Tensor Gpt2::forward(const Tensor &ids) {
@@ -95,8 +101,91 @@ Tensor Gpt2::forward(const Tensor &ids) {
   x = genesis::dropout(x, config.dropout, is_training());
   for (auto &block : *h)
     x = block->forward(x);
+  Tensor hidden = ln_f->forward(x);
+  if (lm_head)
+    return lm_head->forward(hidden);
   // The LM head is the token embedding, transposed (tied weights).
-  return linear(ln_f->forward(x), wte->weight);
+  return linear(hidden, wte->weight);
+}
+
+Gpt2Config readGpt2Config(const std::string &path) {
+  hf::ConfigFile file(path);
+  file.requireDefault("model_type", {"gpt2"}, "this is not a GPT-2 config");
+  // gelu_pytorch_tanh is the same function as gelu_new.
+  file.requireDefault("activation_function", {"gelu_new", "gelu_pytorch_tanh"},
+                      "the MLP uses GELU's tanh approximation");
+  file.requireDefault("scale_attn_weights", {true},
+                      "attention scores are always scaled by 1/sqrt(head_dim)");
+  file.requireDefault(
+      "scale_attn_by_inverse_layer_idx", {false},
+      "scaling attention by the layer index is not implemented");
+  file.requireDefault("add_cross_attention", {false},
+                      "cross-attention is not implemented");
+
+  Gpt2Config config;
+  config.vocab_size = file.positiveInt("vocab_size");
+  config.n_positions = file.positiveInt("n_positions");
+  config.n_embd = file.positiveInt("n_embd");
+  config.n_layer = file.positiveInt("n_layer");
+  config.n_head = file.positiveInt("n_head");
+  // The fallbacks are HF's GPT2Config defaults.
+  config.layer_norm_epsilon = file.positiveNumber("layer_norm_epsilon", 1e-5);
+  config.dropout = file.probability("resid_pdrop", 0.1);
+  config.tie_word_embeddings = file.flag("tie_word_embeddings", true);
+  if (config.n_embd % config.n_head != 0)
+    file.fail("n_head", "(" + std::to_string(config.n_head) +
+                            ") must divide n_embd (" +
+                            std::to_string(config.n_embd) + ")");
+  file.requireDefault("n_inner", {nullptr, 4 * config.n_embd},
+                      "an MLP width other than 4 n_embd is not implemented");
+  return config;
+}
+
+void writeGpt2Config(const Gpt2Config &config, const std::string &path) {
+  hf::writeConfigFile(
+      path, {{"architectures", nlohmann::json::array({"GPT2LMHeadModel"})},
+             {"model_type", "gpt2"},
+             {"vocab_size", config.vocab_size},
+             {"n_positions", config.n_positions},
+             {"n_embd", config.n_embd},
+             {"n_layer", config.n_layer},
+             {"n_head", config.n_head},
+             {"n_inner", nullptr},
+             {"layer_norm_epsilon", config.layer_norm_epsilon},
+             {"activation_function", "gelu_new"},
+             {"resid_pdrop", config.dropout},
+             {"embd_pdrop", config.dropout},
+             {"attn_pdrop", 0.0},
+             {"scale_attn_weights", true},
+             {"scale_attn_by_inverse_layer_idx", false},
+             {"reorder_and_upcast_attn", false},
+             {"initializer_range", 0.02},
+             {"tie_word_embeddings", config.tie_word_embeddings},
+             {"torch_dtype", "float32"}});
+}
+
+hf::TensorNames gpt2TensorNames() {
+  hf::TensorNames names;
+  names.prefix = "transformer.";
+  names.unprefixed = {"lm_head.weight"};
+  names.ignoredSuffixes = {".attn.bias", ".attn.masked_bias"};
+  return names;
+}
+
+std::unique_ptr<Gpt2> loadGpt2(const std::string &directory) {
+  Gpt2Config config = readGpt2Config(directory + "/config.json");
+  // A generator of its own: the weights drawn here are all replaced, and
+  // the caller's default generator should not advance.
+  Generator generator(0);
+  auto model = std::make_unique<Gpt2>(config, generator);
+  hf::loadWeights(*model, directory + "/model.safetensors", gpt2TensorNames());
+  model->eval();
+  return model;
+}
+
+void saveGpt2(Gpt2 &model, const std::string &directory) {
+  writeGpt2Config(model.config, directory + "/config.json");
+  hf::saveWeights(model, directory + "/model.safetensors", gpt2TensorNames());
 }
 
 } // namespace genesis::models

@@ -2,9 +2,12 @@
 //
 // OpenAI's GPT-2 with Hugging Face's GPT2Model parameter names and layouts
 // ("wte.weight", "h.0.attn.c_attn.weight" stored [in, out] as HF's Conv1D,
-// "ln_f.bias"), so its state_dict loads GPT-2 safetensors directly. The LM
-// head is tied to the token embedding. Initialisation follows HF: N(0, 0.02),
-// residual projections N(0, 0.02 / sqrt(2 n_layer)), zero biases.
+// "ln_f.bias"). The LM head is tied to the token embedding unless
+// tie_word_embeddings is false ("lm_head.weight"). Initialisation follows HF:
+// N(0, 0.02), residual projections N(0, 0.02 / sqrt(2 n_layer)), zero biases.
+// A Hugging Face GPT2LMHeadModel directory (config.json + model.safetensors)
+// loads with loadGpt2 and saves with saveGpt2; in HF files the GPT2Model
+// names carry the prefix "transformer.".
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,10 @@
 #define GENESIS_MODELS_GPT2_GPT2_H
 
 #include "frontend/nn/Layers.h"
+#include "models/common/HuggingFace.h"
+
+#include <memory>
+#include <string>
 
 namespace genesis::models {
 
@@ -22,7 +29,10 @@ struct Gpt2Config {
   int64_t n_layer = 12;
   int64_t n_head = 12;
   double layer_norm_epsilon = 1e-5;
-  double dropout = 0.0; ///< resid/embd/attn dropout while training
+  /// Dropout on the embeddings and the residual branches while training
+  /// (HF's resid_pdrop and embd_pdrop; there is no attention dropout).
+  double dropout = 0.0;
+  bool tie_word_embeddings = true;
 };
 
 /// y = x W + b with W stored [in, out] (Hugging Face's Conv1D).
@@ -53,7 +63,30 @@ public:
   std::shared_ptr<nn::Embedding> wte, wpe;
   std::shared_ptr<nn::ModuleList<Gpt2Block>> h;
   std::shared_ptr<nn::LayerNorm> ln_f;
+  /// Null when tie_word_embeddings: the head is then wte's weight.
+  std::shared_ptr<nn::Linear> lm_head;
 };
+
+/// Reads a Hugging Face GPT-2 config.json. Missing sizes, values of the
+/// wrong type and settings that would change the math but are not
+/// implemented (an activation other than gelu_new, n_inner other than
+/// 4 n_embd, unscaled or layer-scaled attention, cross-attention) are errors
+/// naming the file and key. `dropout` is read from resid_pdrop.
+Gpt2Config readGpt2Config(const std::string &path);
+/// Writes a config.json that HF's GPT2LMHeadModel.from_pretrained reads.
+void writeGpt2Config(const Gpt2Config &config, const std::string &path);
+
+/// GPT-2's tensor names in HF files: "transformer." + the GPT2Model names
+/// ("lm_head.weight" as is); the causal-mask buffers "attn.bias" and
+/// "attn.masked_bias" that older files hold are skipped.
+hf::TensorNames gpt2TensorNames();
+
+/// Builds the model of `directory`/config.json and loads
+/// `directory`/model.safetensors into it (see hf::loadWeights), in eval mode.
+std::unique_ptr<Gpt2> loadGpt2(const std::string &directory);
+/// Writes `directory`/config.json and `directory`/model.safetensors (f32,
+/// HF's GPT2LMHeadModel names); the directory must exist.
+void saveGpt2(Gpt2 &model, const std::string &directory);
 
 } // namespace genesis::models
 

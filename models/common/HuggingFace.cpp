@@ -1,0 +1,238 @@
+//===- HuggingFace.cpp - Hugging Face config.json and weights -------------===//
+
+#include "models/common/HuggingFace.h"
+#include "runtime/ArrayIO.h"
+#include "runtime/AtomicFile.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace genesis::models::hf {
+
+//===----------------------------------------------------------------------===//
+// config.json
+//===----------------------------------------------------------------------===//
+
+ConfigFile::ConfigFile(std::string path) : path_(std::move(path)) {
+  std::ifstream stream(path_, std::ios::binary);
+  if (!stream)
+    throw Error("cannot open '" + path_ + "': " + std::strerror(errno));
+  std::stringstream text;
+  text << stream.rdbuf();
+  try {
+    json_ = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception &error) {
+    throw Error("config file '" + path_ +
+                "' is not valid JSON: " + error.what());
+  }
+  if (!json_.is_object())
+    throw Error("config file '" + path_ + "' is not a JSON object");
+}
+
+void ConfigFile::fail(const std::string &key,
+                      const std::string &problem) const {
+  throw Error("config file '" + path_ + "': '" + key + "' " + problem);
+}
+
+const nlohmann::json *ConfigFile::find(const std::string &key) const {
+  auto it = json_.find(key);
+  return it == json_.end() ? nullptr : &*it;
+}
+
+int64_t ConfigFile::positiveInt(const std::string &key) const {
+  const nlohmann::json *value = find(key);
+  if (!value)
+    fail(key, "is missing (a required setting)");
+  if (!value->is_number_integer() || value->get<int64_t>() < 1 ||
+      (value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX))
+    fail(key, "must be a positive integer, got " + value->dump());
+  return value->get<int64_t>();
+}
+
+int64_t ConfigFile::positiveInt(const std::string &key,
+                                int64_t fallback) const {
+  return find(key) ? positiveInt(key) : fallback;
+}
+
+double ConfigFile::positiveNumber(const std::string &key,
+                                  double fallback) const {
+  const nlohmann::json *value = find(key);
+  if (!value)
+    return fallback;
+  if (!value->is_number() || !(value->get<double>() > 0))
+    fail(key, "must be a positive number, got " + value->dump());
+  return value->get<double>();
+}
+
+double ConfigFile::probability(const std::string &key, double fallback) const {
+  const nlohmann::json *value = find(key);
+  if (!value)
+    return fallback;
+  if (!value->is_number() || !(value->get<double>() >= 0) ||
+      !(value->get<double>() < 1))
+    fail(key, "must be a probability in [0, 1), got " + value->dump());
+  return value->get<double>();
+}
+
+bool ConfigFile::flag(const std::string &key, bool fallback) const {
+  const nlohmann::json *value = find(key);
+  if (!value)
+    return fallback;
+  if (!value->is_boolean())
+    fail(key, "must be true or false, got " + value->dump());
+  return value->get<bool>();
+}
+
+void ConfigFile::requireDefault(const std::string &key,
+                                std::initializer_list<nlohmann::json> supported,
+                                const std::string &what) const {
+  const nlohmann::json *value = find(key);
+  if (!value ||
+      std::find(supported.begin(), supported.end(), *value) != supported.end())
+    return;
+  std::string choices;
+  for (const nlohmann::json &choice : supported)
+    choices += (choices.empty() ? "" : ", ") + choice.dump();
+  fail(key,
+       "is " + value->dump() + ": " + what + " (supported: " + choices + ")");
+}
+
+void writeConfigFile(const std::string &path, const nlohmann::json &config) {
+  std::string text = config.dump(2) + "\n";
+  writeFileAtomically(path, text.data(), text.size());
+}
+
+//===----------------------------------------------------------------------===//
+// model.safetensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool startsWith(const std::string &text, const std::string &start) {
+  return text.compare(0, start.size(), start) == 0;
+}
+
+bool endsWith(const std::string &text, const std::string &end) {
+  return text.size() >= end.size() &&
+         text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+bool contains(const std::vector<std::string> &list, const std::string &item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+/// The name HF gives the state_dict key `key`.
+std::string hfName(const TensorNames &names, const std::string &key) {
+  return contains(names.unprefixed, key) ? key : names.prefix + key;
+}
+
+/// The state_dict key of the HF tensor `name` (the inverse of hfName, with
+/// the prefix optional).
+std::string keyOf(const TensorNames &names, const std::string &name) {
+  if (names.prefix.empty() || !startsWith(name, names.prefix))
+    return name;
+  std::string key = name.substr(names.prefix.size());
+  return contains(names.unprefixed, key) ? name : key;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Every parameter and buffer of `module` by state_dict key.
+std::vector<std::pair<std::string, nn::Parameter *>>
+tensorsOf(nn::Module &module) {
+  auto tensors = module.named_parameters();
+  for (auto &named : module.named_buffers())
+    tensors.push_back(named);
+  return tensors;
+}
+
+} // namespace
+
+void loadWeights(nn::Module &module, const std::string &path,
+                 const TensorNames &names) {
+  const std::string where = "safetensors file '" + path + "'";
+  NamedArrays file = loadSafetensors(path);
+
+  // The file's tensors by state_dict key, with their names in the file.
+  std::map<std::string, std::pair<std::string, HostArray *>> byKey;
+  for (auto &[name, array] : file) {
+    if (std::any_of(
+            names.ignoredSuffixes.begin(), names.ignoredSuffixes.end(),
+            [&](const std::string &end) { return endsWith(name, end); }))
+      continue;
+    auto [it, inserted] = byKey.try_emplace(keyOf(names, name), name, &array);
+    if (!inserted)
+      throw Error(where + ": tensors '" + it->second.first + "' and '" + name +
+                  "' are the same parameter, with and without the prefix '" +
+                  names.prefix + "'");
+  }
+
+  // Check everything before anything changes.
+  auto expected = tensorsOf(module);
+  std::vector<std::string> missing;
+  for (auto &[key, parameter] : expected) {
+    auto it = byKey.find(key);
+    if (it == byKey.end()) {
+      missing.push_back(hfName(names, key));
+      continue;
+    }
+    const auto &[name, array] = it->second;
+    DType dtype = array->dtype();
+    if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
+      throw Error(where + ": tensor '" + name + "' has dtype " +
+                  dtypeName(dtype) + "; expected f32, f16 or bf16");
+    if (array->shape() != parameter->data().shape())
+      throw Error(where + ": tensor '" + name + "' has shape " +
+                  shapeString(array->shape()) + ", the model expects " +
+                  shapeString(parameter->data().shape()));
+  }
+  if (!missing.empty())
+    throw Error(where + ": tensor '" + missing.front() + "' is missing" +
+                (missing.size() > 1
+                     ? " (and " + std::to_string(missing.size() - 1) + " more)"
+                     : ""));
+  if (byKey.size() != expected.size())
+    for (const auto &[key, entry] : byKey)
+      if (std::none_of(expected.begin(), expected.end(),
+                       [&](const auto &named) { return named.first == key; }))
+        throw Error(where + ": unexpected tensor '" + entry.first +
+                    "' (the model has no parameter '" + key + "')");
+
+  // Half-precision values widen to f32 exactly. All conversions happen
+  // before the first assignment, so a failed allocation changes nothing.
+  std::vector<HostArray> values;
+  values.reserve(expected.size());
+  for (auto &[key, parameter] : expected) {
+    HostArray &source = *byKey.at(key).second;
+    DType dtype = parameter->data().dtype();
+    if (source.dtype() == dtype) {
+      values.push_back(std::move(source));
+      continue;
+    }
+    HostArray converted(dtype, source.shape());
+    for (int64_t i = 0; i < source.numel(); ++i)
+      converted.setDouble(i, source.getDouble(i));
+    values.push_back(std::move(converted));
+  }
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i].second->data() = std::move(values[i]);
+}
+
+void saveWeights(nn::Module &module, const std::string &path,
+                 const TensorNames &names) {
+  NamedArrays state = module.state_dict();
+  for (auto &named : state)
+    named.first = hfName(names, named.first);
+  saveSafetensors(path, state, {{"format", "pt"}});
+}
+
+} // namespace genesis::models::hf

@@ -1,0 +1,93 @@
+//===- HuggingFace.h - Hugging Face config.json and weights -----*- C++ -*-===//
+//
+// What every model needs to read and write a Hugging Face model directory:
+// typed access to config.json whose errors name the file and key, and the
+// transfer of a module's parameters from and to model.safetensors under
+// Hugging Face's tensor names. The per-model parts (which keys a config has,
+// which names a model's tensors carry in HF files) live with each model
+// (models/gpt2, models/qwen2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_MODELS_COMMON_HUGGINGFACE_H
+#define GENESIS_MODELS_COMMON_HUGGINGFACE_H
+
+#include "frontend/nn/Module.h"
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace genesis::models::hf {
+
+/// A parsed config.json. Every error is a genesis::Error that starts with
+/// "config file '<path>'" and names the key at fault.
+class ConfigFile {
+public:
+  /// Reads and parses `path`; the top level must be a JSON object.
+  explicit ConfigFile(std::string path);
+
+  const std::string &path() const { return path_; }
+
+  /// A required integer >= 1.
+  int64_t positiveInt(const std::string &key) const;
+  /// An optional integer >= 1.
+  int64_t positiveInt(const std::string &key, int64_t fallback) const;
+  /// An optional number > 0.
+  double positiveNumber(const std::string &key, double fallback) const;
+  /// An optional number in [0, 1).
+  double probability(const std::string &key, double fallback) const;
+  bool flag(const std::string &key, bool fallback) const;
+
+  /// For settings Genesis does not implement: throws unless `key` is absent
+  /// or holds one of `supported`. `what` says what the key's other values
+  /// would change ("RoPE scaling is not implemented").
+  void requireDefault(const std::string &key,
+                      std::initializer_list<nlohmann::json> supported,
+                      const std::string &what) const;
+
+  [[noreturn]] void fail(const std::string &key,
+                         const std::string &problem) const;
+
+private:
+  const nlohmann::json *find(const std::string &key) const;
+
+  std::string path_;
+  nlohmann::json json_;
+};
+
+/// Writes `config` to `path` as indented JSON, atomically.
+void writeConfigFile(const std::string &path, const nlohmann::json &config);
+
+/// How the state_dict keys of a Genesis module appear in Hugging Face files.
+struct TensorNames {
+  /// HF's name of every key is `prefix` + key, except the keys listed in
+  /// `unprefixed`. Loading accepts names with or without the prefix (HF's
+  /// from_pretrained does too: files of the base model lack it).
+  std::string prefix;
+  std::vector<std::string> unprefixed;
+  /// Tensors that older HF files hold but that are not parameters (buffers
+  /// HF now recomputes), matched by the end of the name; skipped on load.
+  std::vector<std::string> ignoredSuffixes;
+};
+
+/// Loads every parameter and buffer of `module` from the safetensors file
+/// `path`. Before anything changes it checks that each of the module's
+/// tensors is in the file exactly once with the module's shape, that the
+/// file has no other tensors (beyond `names.ignoredSuffixes`) and that every
+/// dtype is F32, F16 or BF16; half-precision tensors are widened to the
+/// module's f32 exactly. Errors start with "safetensors file '<path>'" and
+/// name the tensor.
+void loadWeights(nn::Module &module, const std::string &path,
+                 const TensorNames &names = {});
+
+/// Writes the module's state_dict to `path` under HF's names, with the
+/// metadata {"format": "pt"} that from_pretrained requires, atomically.
+void saveWeights(nn::Module &module, const std::string &path,
+                 const TensorNames &names = {});
+
+} // namespace genesis::models::hf
+
+#endif // GENESIS_MODELS_COMMON_HUGGINGFACE_H
