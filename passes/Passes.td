@@ -284,27 +284,39 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       computed by the elemental emitter shared with genesis-lower-cpu, in
       the element type; the multi-index is delinearised once per iteration
       (divisions by constants) when the lanes differ only in the last index.
-    - Reduction fusion with the reduced dimensions after the kept ones (a
-      row reduction): a warp per row (8 rows per 256-thread block), each lane
-      striding over the row, then a butterfly of `gpu.shuffle xor`; with
-      fewer than 132 x 16 rows of 4096 or more elements, a 1024-thread block
-      per row, warps combined through shared memory.
+    - Reduction fusion (one reduction, yielded only, beside side results of
+      its operand's shape: XLA's multi-output fusion, each operand element
+      stored by the thread that visits it). Reduced dimensions after the
+      kept ones (a row reduction): a warp per row (8 rows per 256-thread
+      block), each lane striding over the row, then a butterfly of
+      `gpu.shuffle xor`; with fewer than 132 x 16 rows of 4096 or more
+      elements, a 1024-thread block per row, warps combined through shared
+      memory.
     - Reduction fusion with the reduced dimensions before the kept ones (a
       column reduction): 32 columns per block, the rows split across 8 (or
       32) warps, partial results combined in a fixed order through shared
       memory, so the result is deterministic.
     - Other reductions: a thread per kept element.
-    - Row epilogues (XLA's reduction epilogue fusion, done here because it
-      is a GPU kernel shape): first, a loop fusion that reads the only
-      result of an f32 sum or max over the last dimension (a reduction
-      fusion used nowhere else) through broadcasts along that dimension
-      merges with it into one fusion. Its kernel is a block per row like the
-      row emitter's: each thread computes the reduction's operand at its
-      columns keeping every scalar in registers, a block reduction (sums in
-      f64, so a long row's total agrees with the evaluator before the
-      epilogue cancels against it) gives the row's value, and the same
-      scalars then give the yielded values: one read and one write per row
-      (softmax's backward y * (g - rowsum(g * y)) in one pass).
+    - Row fusions (XLA's reduction epilogue fusion, generalised to chains;
+      done here because it is a GPU kernel shape). First, fusions merge
+      pairwise, producer into consumer, while the merged body has f32 sums
+      or maxima over the last dimension of one row shape [rows..., C] only,
+      every value computed from a reduction reaches the row only through
+      elementwise ops and broadcasts along the last dimension, every result
+      is a full row or per row, and the merge drops at least one of the
+      producer's results (all its users were in the consumer); the merged
+      fusion takes the producer's place (so the consumer's other inputs
+      must precede it) and yields the producer's results still used
+      elsewhere, then the consumer's. softmax's backward y * (g -
+      rowsum(g * y)), and layer_norm's and rms_norm's (two to four chained
+      sums) each become one fusion. Its kernel is a block per row like the
+      row emitter's: each thread computes the reductions' operands at its
+      columns in body order, keeping every scalar in registers, each
+      reduction a block reduction (its own shared slots; sums in f64, so a
+      long row's total agrees with the evaluator before the rest cancels
+      against it); the same scalars then give the yielded values, per-row
+      ones stored by thread 0: one read of each input row and one write of
+      each result.
     - f32 softmax and log_softmax over the last dimension, layer_norm and
       rms_norm (a row emitter): a block per row of T threads (a multiple of
       32, at most 1024), thread t holding columns t, t + T, ... in registers,

@@ -1,4 +1,5 @@
-//===- LowerToCuda.cpp - Fusion regions and ops to GPU kernels -------------===//
+//===- LowerToCuda.cpp - Fusion regions and ops to GPU kernels
+//-------------===//
 //
 // Implements genesis-lower-cuda; Passes.td states the algorithm. The
 // emitters are XLA's kinds: a loop emitter for elementwise and broadcast
@@ -18,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -63,9 +65,9 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
   // of the width: one delinearisation per iteration.
   bool lastDimLanes = !shape.empty() && shape.back() % width == 0;
 
-  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name,
-                                     fusion.getInputs().getTypes(),
-                                     fusion.getResultTypes());
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+                      fusion.getResultTypes());
   int64_t iterations = n / width;
   int64_t block = 256;
   int64_t grid = std::min(ceilDiv(iterations, block), kMaxGridBlocks);
@@ -89,9 +91,8 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
   SmallVector<Value> flatOutputs;
   for (Value output : kernel.outputs) {
     Type element = cast<MemRefType>(output.getType()).getElementType();
-    flatOutputs.push_back(width > 1 && is32Bit(element)
-                              ? flatten(b, loc, output)
-                              : Value());
+    flatOutputs.push_back(
+        width > 1 && is32Bit(element) ? flatten(b, loc, output) : Value());
   }
 
   LogicalResult status = success();
@@ -122,8 +123,8 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                 b, loc, VectorType::get({width}, element), flatInputs[k],
                 ValueRange{base}, /*nontemporal=*/false, llvm::Align(16));
             for (int64_t l = 0; l < width; ++l)
-              loaded.push_back(
-                  vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l}));
+              loaded.push_back(vector::ExtractOp::create(b, loc, vector,
+                                                         ArrayRef<int64_t>{l}));
           }
           return loaded[lane];
         };
@@ -136,7 +137,8 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
             if (lane > 0)
               index.back() = im.add(index.back(), im.c(lane));
           } else {
-            index = im.delinearize(lane ? im.add(base, im.c(lane)) : base, shape);
+            index =
+                im.delinearize(lane ? im.add(base, im.c(lane)) : base, shape);
           }
           emitter.beginElement(index);
           for (auto [r, value] : llvm::enumerate(yield.getValues())) {
@@ -153,8 +155,8 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
         for (auto [r, output] : llvm::enumerate(kernel.outputs)) {
           if (flatOutputs[r]) {
             Value vector = vector::FromElementsOp::create(
-                b, loc,
-                VectorType::get({width}, results[r][0].getType()), results[r]);
+                b, loc, VectorType::get({width}, results[r][0].getType()),
+                results[r]);
             vector::StoreOp::create(b, loc, vector, flatOutputs[r],
                                     ValueRange{base}, /*nontemporal=*/false,
                                     llvm::Align(16));
@@ -185,7 +187,8 @@ Value warpButterfly(OpBuilder &b, Location loc, Value value,
                     function_ref<Value(Value, Value)> combine) {
   Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
   for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+    Value distance =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
     Value other = gpu::ShuffleOp::create(b, loc, value, distance, width,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
@@ -222,8 +225,8 @@ struct Reducer {
   /// Combines `value` across the 32 lanes of each warp (butterfly: every
   /// lane ends with the total).
   Value warpReduce(OpBuilder &b, Location loc, Value value) const {
-    return warpButterfly(b, loc, value,
-                         [&](Value x, Value y) { return combine(b, loc, x, y); });
+    return warpButterfly(
+        b, loc, value, [&](Value x, Value y) { return combine(b, loc, x, y); });
   }
 };
 
@@ -249,19 +252,19 @@ SmallVector<Value> resultIndex(IndexMath &im, Operation *root, int64_t rank,
   return index;
 }
 
-/// A reduction fusion: one result, a reduce_sum/max/min of a fused operand.
-/// The reduced dimensions trailing the kept ones make a row reduction (a
-/// warp per row, or a block when there are few rows); leading ones a column
-/// reduction; others a thread per kept element looping over the rest.
-FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
+/// A reduction fusion: a reduce_sum/max/min of a fused operand, plus side
+/// results of the operand's shape that nothing computes from the reduction
+/// (XLA's multi-output fusion: the kernel stores them at each operand
+/// element it visits, and it visits each once). The reduced dimensions
+/// trailing the kept ones make a row reduction (a warp per row, or a block
+/// when there are few rows); leading ones a column reduction; others a
+/// thread per kept element looping over the rest.
+FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
+                                         StringRef name,
                                          OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
   MLIRContext *context = fusion.getContext();
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  if (yield.getValues().size() != 1)
-    return fusion.emitError(
-        "genesis-lower-cuda: a reduction fusion must have one result");
-  Operation *root = yield.getValues()[0].getDefiningOp();
   Value operand = root->getOperand(0);
   auto operandType = cast<RankedTensorType>(operand.getType());
   Type element = operandType.getElementType();
@@ -280,11 +283,18 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
     (isReduced ? reducedShape : keptShape).push_back(operandType.getDimSize(d));
   }
   int64_t keptCount = numel(keptShape), reducedCount = numel(reducedShape);
-  bool trailing = kept.empty() || reduced.empty() || kept.back() < reduced.front();
-  bool leading = !kept.empty() && !reduced.empty() && reduced.back() < kept.front();
+  bool trailing =
+      kept.empty() || reduced.empty() || kept.back() < reduced.front();
+  bool leading =
+      !kept.empty() && !reduced.empty() && reduced.back() < kept.front();
   Reducer reducer{root, element};
-  enum class Kind { Row, Column, PerElement } kind =
-      trailing ? Kind::Row : leading ? Kind::Column : Kind::PerElement;
+  enum class Kind {
+    Row,
+    Column,
+    PerElement
+  } kind = trailing  ? Kind::Row
+           : leading ? Kind::Column
+                     : Kind::PerElement;
 
   // Row: a warp per row, or a block of 1024 threads per row when the rows
   // are too few to fill the machine. Column: tiles of 32 columns, the rows
@@ -311,15 +321,46 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
-  Value output = kernel.outputs[0];
+  Value output;
+  SmallVector<std::pair<Value, Value>> sides; // (body value, output memref)
+  for (auto [value, memref] : llvm::zip(yield.getValues(), kernel.outputs)) {
+    if (value == root->getResult(0))
+      output = memref;
+    else
+      sides.emplace_back(value, memref);
+  }
+  // Lanes past the kept range (column kind) visit a clamped element again
+  // and must not store it.
+  Value sideValid;
   LogicalResult status = success();
   auto valueAt = [&](ValueRange keptIndex, ValueRange reducedIndex) -> Value {
-    SmallVector<Value> full = mergeIndex(kept, reduced, keptIndex, reducedIndex);
+    SmallVector<Value> full =
+        mergeIndex(kept, reduced, keptIndex, reducedIndex);
     emitter.beginElement(full);
     FailureOr<Value> x = emitter.at(operand, full);
-    if (failed(x)) {
+    SmallVector<Value> sideScalars;
+    for (auto [value, memref] : sides) {
+      FailureOr<Value> scalar = emitter.at(value, full);
+      if (failed(scalar))
+        status = failure();
+      else
+        sideScalars.push_back(*scalar);
+    }
+    if (failed(x) || failed(status)) {
       status = failure();
       return reducer.identity(b, loc);
+    }
+    auto storeSides = [&] {
+      for (auto [scalar, side] : llvm::zip(sideScalars, sides))
+        memref::StoreOp::create(b, loc, scalar, side.second, full);
+    };
+    if (!sideValid) {
+      storeSides();
+    } else if (!sides.empty()) {
+      auto branch = scf::IfOp::create(b, loc, sideValid, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&branch.getThenRegion().front());
+      storeSides();
     }
     return *x;
   };
@@ -353,14 +394,15 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
     setLaunch(kernel, ceilDiv(keptCount, rowsPerBlock), block);
     Value thread = im.threadId();
     Value lane = im.rem(thread, kWarp);
-    Value row = im.add(im.mul(im.blockId(), im.c(rowsPerBlock)),
-                       im.div(thread, kWarp));
+    Value row =
+        im.add(im.mul(im.blockId(), im.c(rowsPerBlock)), im.div(thread, kWarp));
     ifThen(im.lt(row, im.c(keptCount)), [&] {
       SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
-      Value total = reducer.warpReduce(b, loc, accumulate(keptIndex, lane, kWarp));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                   zero),
-             [&] { store(total, keptIndex); });
+      Value total =
+          reducer.warpReduce(b, loc, accumulate(keptIndex, lane, kWarp));
+      ifThen(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero),
+          [&] { store(total, keptIndex); });
     });
   } else if (kind == Kind::Row) {
     setLaunch(kernel, keptCount, block);
@@ -390,16 +432,18 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
     Value inRange = im.lt(column, im.c(keptCount));
     // Out-of-range lanes clamp to column 0 and contribute nothing: every
     // thread must reach the barrier.
-    Value safeColumn = arith::SelectOp::create(b, loc, inRange, column, im.c(0));
+    Value safeColumn =
+        arith::SelectOp::create(b, loc, inRange, column, im.c(0));
+    sideValid = inRange;
     SmallVector<Value> keptIndex = im.delinearize(safeColumn, keptShape);
     Value partial = accumulate(keptIndex, group, rowGroups);
     Value shared = kernel.workgroup[0];
     memref::StoreOp::create(b, loc, partial, shared, thread);
     gpu::BarrierOp::create(b, loc);
-    ifThen(arith::AndIOp::create(
-               b, loc, inRange,
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
-                                     zero)),
+    ifThen(arith::AndIOp::create(b, loc, inRange,
+                                 arith::CmpIOp::create(b, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       group, zero)),
            [&] {
              // Combined in group order: a fixed order, so deterministic.
              Value total = memref::LoadOp::create(b, loc, shared, lane);
@@ -427,198 +471,366 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, StringRef name,
 }
 
 //===----------------------------------------------------------------------===//
-// Row epilogues: a row reduction and the elementwise ops that use its result
+// Row fusions: row reductions and the elementwise ops around them
 //===----------------------------------------------------------------------===//
 
-Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
-                     int64_t warps, bool max);
+SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> partials,
+                                      ArrayRef<Value> shareds,
+                                      ArrayRef<bool> maxes, int64_t warps);
 
-/// The sum or max of the last dimension that `fusion` yields, if that is
-/// all it yields.
-Operation *lastDimReductionRoot(FusionOp fusion) {
-  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  if (yield.getValues().size() != 1)
-    return nullptr;
-  Operation *root = yield.getValues()[0].getDefiningOp();
-  if (!root || !isa<ReduceSumOp, ReduceMaxOp>(root))
-    return nullptr;
-  auto operand = cast<RankedTensorType>(root->getOperand(0).getType());
-  ArrayRef<int64_t> dims = isa<ReduceSumOp>(root)
-                               ? cast<ReduceSumOp>(root).getDims()
-                               : cast<ReduceMaxOp>(root).getDims();
-  if (operand.getRank() == 0 || dims.size() != 1 ||
-      dims[0] != operand.getRank() - 1 || !operand.getElementType().isF32())
-    return nullptr;
-  return root;
+/// Whether `shape` is per row of `rowShape` ([rows..., C]): [rows...] or
+/// [rows..., 1].
+bool isPerRow(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape) {
+  ArrayRef<int64_t> rows = rowShape.drop_back();
+  return shape == rows || (shape.size() == rowShape.size() &&
+                           shape.drop_back() == rows && shape.back() == 1);
 }
 
-/// Merges each loop fusion that reads, only through broadcasts along its
-/// last dimension, the sole result of a last-dimension reduction fusion
-/// used nowhere else, into one fusion (the reduction's ops, then the loop's,
-/// the reduced value feeding the broadcasts): emitRowEpilogueFusion then
-/// reads each row once for both. XLA calls the pattern a reduction epilogue.
-void mergeRowEpilogues(func::FuncOp function) {
-  SmallVector<FusionOp> loops;
-  function.walk([&](FusionOp fusion) { loops.push_back(fusion); });
-  llvm::DenseSet<Operation *> erased;
-  for (FusionOp loop : loops) {
-    if (erased.contains(loop) || llvm::any_of(loop.getBody().front(), [](Operation &op) {
-          return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op);
-        }))
+/// Whether `broadcast` spreads a per-row value along the last dimension of
+/// `rowShape`, keeping each row's leading indices.
+bool isRowBroadcast(BroadcastInDimOp broadcast, ArrayRef<int64_t> rowShape) {
+  ArrayRef<int64_t> from = broadcast.getOperand().getType().getShape();
+  if (broadcast.getType().getShape() != rowShape || !isPerRow(from, rowShape))
+    return false;
+  for (auto [d, target] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+    if (static_cast<int64_t>(d) != target)
+      return false;
+  return true;
+}
+
+/// The row shape [rows..., C] of a fusion body that a block per row can
+/// compute: it has a reduction; every reduction is an f32 sum or max over
+/// the last dimension of an operand of that shape; a value computed from a
+/// reduction reaches the row only through elementwise ops and broadcasts
+/// along the last dimension (the block's one reduced scalar then serves all
+/// of its columns); every yielded value has the row shape or is per row.
+std::optional<SmallVector<int64_t>> rowFusionShape(Block &body) {
+  std::optional<SmallVector<int64_t>> rowShape;
+  llvm::DenseSet<Value> fromReduction;
+  for (Operation &op : body.without_terminator()) {
+    bool derived = llvm::any_of(op.getOperands(), [&](Value operand) {
+      return fromReduction.contains(operand);
+    });
+    if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
+      auto operand = cast<RankedTensorType>(op.getOperand(0).getType());
+      ArrayRef<int64_t> dims = isa<ReduceSumOp>(op)
+                                   ? cast<ReduceSumOp>(op).getDims()
+                                   : cast<ReduceMaxOp>(op).getDims();
+      if (operand.getRank() == 0 || !operand.getElementType().isF32() ||
+          dims.size() != 1 || dims[0] != operand.getRank() - 1 ||
+          (rowShape && operand.getShape() != ArrayRef<int64_t>(*rowShape)))
+        return std::nullopt;
+      rowShape = SmallVector<int64_t>(operand.getShape());
+      fromReduction.insert(op.getResult(0));
       continue;
-    Block &loopBody = loop.getBody().front();
-    for (auto [i, input] : llvm::enumerate(loop.getInputs())) {
-      auto reduction = input.getDefiningOp<FusionOp>();
-      Operation *root = reduction ? lastDimReductionRoot(reduction) : nullptr;
-      if (!root || !input.hasOneUse())
-        continue;
-      auto rowType = cast<RankedTensorType>(root->getOperand(0).getType());
-      bool shapes = llvm::all_of(loop.getResultTypes(), [&](Type type) {
-        return cast<RankedTensorType>(type).getShape() == rowType.getShape();
-      });
-      // The reduced value may only be broadcast back along the last
-      // dimension: one scalar per row.
-      BlockArgument reduced = loopBody.getArgument(i);
-      int64_t leading = rowType.getRank() - 1;
-      bool perRow = llvm::all_of(reduced.getUsers(), [&](Operation *user) {
-        auto broadcast = dyn_cast<BroadcastInDimOp>(user);
-        if (!broadcast ||
-            broadcast.getResult().getType().getShape() != rowType.getShape())
-          return false;
-        ArrayRef<int64_t> map = broadcast.getBroadcastDimensions();
-        auto from = broadcast.getOperand().getType();
-        for (auto [d, target] : llvm::enumerate(map))
-          if (static_cast<int64_t>(d) != target ||
-              (target == leading && from.getDimSize(d) != 1))
-            return false;
-        return true;
-      });
-      if (!shapes || !perRow)
-        continue;
-      OpBuilder builder(loop);
-      // Inputs of both, each once.
-      SmallVector<Value> inputs;
-      auto *body = new Block();
-      IRMapping mapping;
-      llvm::DenseMap<Value, BlockArgument> argumentOf;
-      auto bindInput = [&](Value value, BlockArgument argument) {
-        auto [it, inserted] = argumentOf.try_emplace(value);
-        if (inserted) {
-          inputs.push_back(value);
-          it->second = body->addArgument(argument.getType(), argument.getLoc());
+    }
+    if (!derived)
+      continue;
+    auto broadcast = dyn_cast<BroadcastInDimOp>(op);
+    if (broadcast ? !rowShape || !isRowBroadcast(broadcast, *rowShape)
+                  : !op.hasTrait<mlir::OpTrait::Elementwise>())
+      return std::nullopt;
+    fromReduction.insert(op.getResult(0));
+  }
+  if (!rowShape)
+    return std::nullopt;
+  for (Value value : body.getTerminator()->getOperands()) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(value.getType()).getShape();
+    if (shape != ArrayRef<int64_t>(*rowShape) && !isPerRow(shape, *rowShape))
+      return std::nullopt;
+  }
+  return rowShape;
+}
+
+/// Merges `producer` into `consumer`, one of its users, when the merged
+/// body is a row fusion (rowFusionShape) and at least one of the
+/// producer's results is then no longer written to memory (all its users
+/// were in `consumer`). The merged fusion takes the producer's place, so
+/// the consumer's other inputs must be defined before the producer. It
+/// yields the producer's results still used elsewhere, then the
+/// consumer's.
+bool mergeRowFusionPair(FusionOp producer, FusionOp consumer) {
+  Operation *consumerOp = consumer;
+  SmallVector<Value> kept;
+  bool dropsOne = false;
+  for (Value result : producer.getResults()) {
+    bool onlyConsumer = llvm::all_of(
+        result.getUsers(), [&](Operation *user) { return user == consumerOp; });
+    if (onlyConsumer && !result.use_empty())
+      dropsOne = true;
+    else
+      kept.push_back(result);
+  }
+  if (!dropsOne)
+    return false;
+  for (Value input : consumer.getInputs()) {
+    Operation *definer = input.getDefiningOp();
+    if (definer && definer != producer.getOperation() &&
+        !definer->isBeforeInBlock(producer))
+      return false;
+  }
+
+  // Inputs of both, each once; the consumer's block arguments that were
+  // producer results map to the producer's yielded values.
+  SmallVector<Value> inputs;
+  auto *body = new Block();
+  IRMapping mapping;
+  llvm::DenseMap<Value, BlockArgument> argumentOf;
+  auto bindInput = [&](Value value, BlockArgument argument) {
+    auto [it, inserted] = argumentOf.try_emplace(value);
+    if (inserted) {
+      inputs.push_back(value);
+      it->second = body->addArgument(argument.getType(), argument.getLoc());
+    }
+    mapping.map(argument, it->second);
+  };
+  Block &producerBody = producer.getBody().front();
+  Block &consumerBody = consumer.getBody().front();
+  auto producerYield = cast<YieldOp>(producerBody.getTerminator());
+  for (auto [value, argument] :
+       llvm::zip(producer.getInputs(), producerBody.getArguments()))
+    bindInput(value, argument);
+  for (auto [value, argument] :
+       llvm::zip(consumer.getInputs(), consumerBody.getArguments()))
+    if (auto result = dyn_cast<OpResult>(value);
+        !result || result.getOwner() != producer.getOperation())
+      bindInput(value, argument);
+  OpBuilder bodyBuilder(producer->getContext());
+  bodyBuilder.setInsertionPointToEnd(body);
+  for (Operation &op : producerBody.without_terminator())
+    bodyBuilder.clone(op, mapping);
+  for (auto [value, argument] :
+       llvm::zip(consumer.getInputs(), consumerBody.getArguments()))
+    if (auto result = dyn_cast<OpResult>(value);
+        result && result.getOwner() == producer.getOperation())
+      mapping.map(
+          argument,
+          mapping.lookup(producerYield.getValues()[result.getResultNumber()]));
+  for (Operation &op : consumerBody.without_terminator())
+    bodyBuilder.clone(op, mapping);
+  SmallVector<Value> yields;
+  SmallVector<Type> resultTypes;
+  for (Value result : kept) {
+    yields.push_back(mapping.lookup(
+        producerYield.getValues()[cast<OpResult>(result).getResultNumber()]));
+    resultTypes.push_back(result.getType());
+  }
+  for (auto [value, type] :
+       llvm::zip(consumerBody.getTerminator()->getOperands(),
+                 consumer.getResultTypes())) {
+    yields.push_back(mapping.lookup(value));
+    resultTypes.push_back(type);
+  }
+  YieldOp::create(bodyBuilder, consumer.getLoc(), yields);
+  if (!rowFusionShape(*body)) {
+    body->dropAllDefinedValueUses();
+    delete body;
+    return false;
+  }
+
+  OpBuilder builder(producer);
+  auto merged = FusionOp::create(
+      builder, builder.getFusedLoc({producer.getLoc(), consumer.getLoc()}),
+      resultTypes, inputs);
+  merged.getBody().push_back(body);
+  for (auto [result, replacement] : llvm::zip(kept, merged.getResults()))
+    result.replaceAllUsesWith(replacement);
+  consumer.replaceAllUsesWith(merged.getResults().drop_front(kept.size()));
+  consumer.erase();
+  producer.erase();
+  return true;
+}
+
+/// Merges row fusions pairwise (mergeRowFusionPair) until none merge: a
+/// chain of row reductions and the elementwise ops between them (softmax's
+/// backward y * (g - rowsum(g * y)); rms_norm's and layer_norm's backward,
+/// whose second reduction uses the first) becomes one fusion, which reads
+/// each row once and writes only the values used outside. XLA calls the
+/// pattern a reduction epilogue fusion.
+void mergeRowFusions(func::FuncOp function) {
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    SmallVector<FusionOp> fusions;
+    function.walk([&](FusionOp fusion) { fusions.push_back(fusion); });
+    for (FusionOp consumer : fusions) {
+      for (Value input : consumer.getInputs())
+        if (auto producer = input.getDefiningOp<FusionOp>();
+            producer && mergeRowFusionPair(producer, consumer)) {
+          merged = true;
+          break;
         }
-        mapping.map(argument, it->second);
-      };
-      Block &reductionBody = reduction.getBody().front();
-      for (auto [value, argument] :
-           llvm::zip(reduction.getInputs(), reductionBody.getArguments()))
-        bindInput(value, argument);
-      for (auto [j, pair] : llvm::enumerate(
-               llvm::zip(loop.getInputs(), loopBody.getArguments())))
-        if (j != i)
-          bindInput(std::get<0>(pair), std::get<1>(pair));
-      // The block has no region yet, so the builder takes the context.
-      OpBuilder bodyBuilder(loop->getContext());
-      bodyBuilder.setInsertionPointToEnd(body);
-      for (Operation &op : reductionBody.without_terminator())
-        bodyBuilder.clone(op, mapping);
-      mapping.map(reduced, mapping.lookup(root->getResult(0)));
-      for (Operation &op : loopBody)
-        bodyBuilder.clone(op, mapping);
-      auto merged = FusionOp::create(
-          builder, builder.getFusedLoc({reduction.getLoc(), loop.getLoc()}),
-          loop.getResultTypes(), inputs);
-      merged.getBody().push_back(body);
-      loop.replaceAllUsesWith(merged.getResults());
-      erased.insert(loop);
-      erased.insert(reduction);
-      loop.erase();
-      reduction.erase();
-      break;
+      if (merged)
+        break;
     }
   }
 }
 
-/// A fusion from mergeRowEpilogues: a block per row of T threads (a
-/// multiple of 32, at most 1024), thread t taking columns t, t + T, ... .
-/// Each thread computes the reduction's operand at its columns (keeping
-/// every scalar it loads or computes, in registers), the block reduces
-/// them (blockAllReduce), and each thread then computes the yielded values
-/// at its columns from those same scalars and the row's reduced value. A
-/// row is read from memory once and the result written once.
-FailureOr<GpuKernel> emitRowEpilogueFusion(FusionOp fusion, Operation *root,
-                                           StringRef name,
-                                           OpBuilder &moduleBuilder) {
+/// A row fusion (rowFusionShape): a block per row of T threads (a multiple
+/// of 32, at most 1024), thread t taking columns t, t + T, ... . The
+/// reductions run in body order, each a block reduction (blockAllReduce,
+/// its own shared slots) of the operand computed at the thread's columns;
+/// every scalar loaded or computed is kept in registers for the next
+/// reduction and for the yielded values, so a row is read from memory once
+/// and each result written once. Sums accumulate in f64: a row of
+/// thousands of terms then agrees with the evaluator's f64 sum to f32
+/// rounding, though the results may cancel against it (softmax's backward:
+/// g - rowsum(g * y)). Per-row results are stored by thread 0.
+FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
+                                   StringRef name, OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
   MLIRContext *context = fusion.getContext();
-  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  Value operand = root->getOperand(0);
-  auto rowType = cast<RankedTensorType>(operand.getType());
-  Type element = rowType.getElementType();
-  int64_t columns = rowType.getShape().back();
-  SmallVector<int64_t> rowShape(rowType.getShape().drop_back());
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isa<ReduceSumOp, ReduceMaxOp>(op))
+      reductions.push_back(&op);
+  Type element = Float32Type::get(context);
+  Type wide = Float64Type::get(context);
+  int64_t columns = rowType.back();
+  SmallVector<int64_t> rowShape(rowType.drop_back());
   int64_t rows = numel(rowShape);
-  int64_t threads =
-      std::min<int64_t>(1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t threads = std::min<int64_t>(
+      1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
   int64_t perThread = ceilDiv(columns, threads), warps = threads / kWarp;
-  bool max = isa<ReduceMaxOp>(root);
-  // Sums accumulate in f64: a row of thousands of terms then agrees with
-  // the evaluator's f64 sum to f32 rounding, though the result is computed
-  // from it with cancellation (softmax's backward: g - rowsum(g * y)).
-  Type accumulator = max ? element : Type(Float64Type::get(context));
-  GpuKernel kernel = createGpuKernel(
-      moduleBuilder, loc, name, fusion.getInputs().getTypes(),
-      fusion.getResultTypes(), {workgroupBuffer(context, warps, accumulator)});
+  SmallVector<Type> workgroup;
+  for (Operation *reduction : reductions)
+    workgroup.push_back(workgroupBuffer(
+        context, warps, isa<ReduceMaxOp>(reduction) ? element : wide));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+                      fusion.getResultTypes(), workgroup);
   setLaunch(kernel, rows, threads);
+  // Two 1024-thread blocks per SM (32 registers a thread) keep a second
+  // row's loads in flight while a block waits at its reductions' barriers;
+  // worth it while the row's elements a thread holds fit in about half of
+  // those registers.
+  int64_t rowInputs = llvm::count_if(body.getArguments(), [&](BlockArgument a) {
+    return cast<RankedTensorType>(a.getType()).getShape() == rowType;
+  });
+  if (rowInputs * perThread <= 16)
+    kernel.function->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        IntegerAttr::get(IntegerType::get(context, 32), 2048 / threads));
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
   Value thread = im.threadId();
   SmallVector<Value> rowIndex = im.delinearize(im.blockId(), rowShape);
-  Value identity = arith::ConstantOp::create(
-      b, loc, accumulator, b.getFloatAttr(accumulator, max ? -INFINITY : 0.0));
   SmallVector<SmallVector<Value>> indices;
   SmallVector<Value> inside;
-  SmallVector<llvm::DenseMap<Value, Value>> saved;
-  Value partial = identity;
   for (int64_t k = 0; k < perThread; ++k) {
     Value c = im.add(thread, im.c(k * threads));
     Value in = im.lt(c, im.c(columns));
     // Columns past the row compute at column 0 (always valid), masked out.
     SmallVector<Value> index(rowIndex);
     index.push_back(arith::SelectOp::create(b, loc, in, c, im.c(0)));
-    emitter.beginElement(index);
-    FailureOr<Value> x = emitter.at(operand, index);
-    if (failed(x)) {
-      kernel.function.erase();
-      return failure();
-    }
-    Value term = max ? *x : arith::ExtFOp::create(b, loc, accumulator, *x).getResult();
-    partial = combineMaxOrSum(b, loc, partial,
-                              arith::SelectOp::create(b, loc, in, term, identity), max);
     indices.push_back(index);
     inside.push_back(in);
-    saved.push_back(emitter.saveElement());
   }
-  Value reduced = blockAllReduce(b, loc, partial, kernel.workgroup[0], warps, max);
-  emitter.given[root->getResult(0)] =
-      max ? reduced : arith::TruncFOp::create(b, loc, element, reduced).getResult();
-  for (int64_t k = 0; k < perThread; ++k) {
-    emitter.resumeElement(saved[k], indices[k]);
-    SmallVector<Value> results;
-    for (Value value : yield.getValues()) {
-      FailureOr<Value> scalar = emitter.at(value, indices[k]);
-      if (failed(scalar)) {
-        kernel.function.erase();
-        return failure();
-      }
-      results.push_back(*scalar);
+  auto fail = [&] {
+    kernel.function.erase();
+    return failure();
+  };
+  // A reduction's stage: how many block reductions must precede it. The
+  // reductions of one stage share one barrier.
+  llvm::DenseMap<Value, int64_t> depth;
+  SmallVector<SmallVector<Operation *>> stages;
+  for (Operation &op : body.without_terminator()) {
+    int64_t deepest = 0;
+    for (Value operand : op.getOperands())
+      deepest = std::max(deepest, depth.lookup(operand));
+    if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
+      if (static_cast<int64_t>(stages.size()) <= deepest)
+        stages.resize(deepest + 1);
+      stages[deepest].push_back(&op);
+      ++deepest;
     }
-    auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+    depth[op.getResult(0)] = deepest;
+  }
+  SmallVector<llvm::DenseMap<Value, Value>> saved(perThread);
+  for (ArrayRef<Operation *> stage : stages) {
+    SmallVector<Value> partials, identities, shareds;
+    SmallVector<bool> maxes;
+    for (Operation *reduction : stage) {
+      bool max = isa<ReduceMaxOp>(reduction);
+      Type accumulator = max ? element : wide;
+      identities.push_back(arith::ConstantOp::create(
+          b, loc, accumulator,
+          b.getFloatAttr(accumulator, max ? -INFINITY : 0.0)));
+      partials.push_back(identities.back());
+      maxes.push_back(max);
+      shareds.push_back(kernel.workgroup[llvm::find(reductions, reduction) -
+                                         reductions.begin()]);
+    }
+    for (int64_t k = 0; k < perThread; ++k) {
+      emitter.resumeElement(saved[k], indices[k]);
+      for (auto [i, reduction] : llvm::enumerate(stage)) {
+        FailureOr<Value> x = emitter.at(reduction->getOperand(0), indices[k]);
+        if (failed(x))
+          return fail();
+        Value term =
+            maxes[i] ? *x : arith::ExtFOp::create(b, loc, wide, *x).getResult();
+        partials[i] = combineMaxOrSum(
+            b, loc, partials[i],
+            arith::SelectOp::create(b, loc, inside[k], term, identities[i]),
+            maxes[i]);
+      }
+      saved[k] = emitter.saveElement();
+    }
+    SmallVector<Value> totals =
+        blockAllReduceEach(b, loc, partials, shareds, maxes, warps);
+    for (auto [reduction, total, max] : llvm::zip(stage, totals, maxes))
+      emitter.given[reduction->getResult(0)] =
+          max ? total
+              : arith::TruncFOp::create(b, loc, element, total).getResult();
+  }
+  auto storeIf = [&](Value condition, ArrayRef<Value> scalars,
+                     ArrayRef<Value> outputs, ValueRange index) {
+    auto store = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
-    for (auto [result, output] : llvm::zip(results, kernel.outputs))
-      memref::StoreOp::create(b, loc, result, output, indices[k]);
+    for (auto [scalar, output] : llvm::zip(scalars, outputs))
+      memref::StoreOp::create(
+          b, loc, scalar, output,
+          index.take_front(cast<MemRefType>(output.getType()).getRank()));
+  };
+  SmallVector<Value> rowValues, rowOutputs, perRowValues, perRowOutputs;
+  for (auto [value, output] : llvm::zip(yield.getValues(), kernel.outputs)) {
+    bool full = cast<RankedTensorType>(value.getType()).getShape() == rowType;
+    (full ? rowValues : perRowValues).push_back(value);
+    (full ? rowOutputs : perRowOutputs).push_back(output);
+  }
+  for (int64_t k = 0; k < perThread && !rowValues.empty(); ++k) {
+    emitter.resumeElement(saved[k], indices[k]);
+    SmallVector<Value> scalars;
+    for (Value value : rowValues) {
+      FailureOr<Value> scalar = emitter.at(value, indices[k]);
+      if (failed(scalar))
+        return fail();
+      scalars.push_back(*scalar);
+    }
+    storeIf(inside[k], scalars, rowOutputs, indices[k]);
+  }
+  if (!perRowValues.empty()) {
+    // [rows...] or [rows..., 1]: the row's index, then 0 if kept.
+    SmallVector<Value> index(rowIndex);
+    index.push_back(im.c(0));
+    SmallVector<Value> scalars;
+    for (Value value : perRowValues) {
+      auto rank = cast<RankedTensorType>(value.getType()).getRank();
+      FailureOr<Value> scalar =
+          emitter.at(value, ValueRange(index).take_front(rank));
+      if (failed(scalar))
+        return fail();
+      scalars.push_back(*scalar);
+    }
+    storeIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                                  im.c(0)),
+            scalars, perRowOutputs, index);
   }
   gpu::ReturnOp::create(b, loc);
   return kernel;
@@ -628,32 +840,48 @@ FailureOr<GpuKernel> emitRowEpilogueFusion(FusionOp fusion, Operation *root,
 // Row ops: softmax, log_softmax, layer_norm, rms_norm over the last dimension
 //===----------------------------------------------------------------------===//
 
-/// Combines `partial` (max or sum) over a block of `warps` warps: a warp
-/// butterfly, the warp totals through `shared` (one slot per warp), then
-/// every thread adds them in warp order, so all threads get the same,
-/// deterministic total. `shared` must not be reused without a barrier.
-Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
-                     int64_t warps, bool max) {
+/// Combines each of `partials` (max or sum, as `maxes` says) over a block
+/// of `warps` warps: a warp butterfly, the warp totals through the matching
+/// `shareds` (one slot per warp) and one barrier, then every thread combines
+/// them in warp order, so all threads get the same, deterministic totals.
+/// `shareds` must not be reused without a barrier.
+SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> partials,
+                                      ArrayRef<Value> shareds,
+                                      ArrayRef<bool> maxes, int64_t warps) {
   IndexMath im{b, loc};
   Value thread = im.threadId();
   Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
-  auto combine = [&](Value p, Value q) {
-    return combineMaxOrSum(b, loc, p, q, max);
-  };
-  partial = warpButterfly(b, loc, partial, combine);
+  SmallVector<Value> warpTotals;
+  for (auto [partial, max] : llvm::zip(partials, maxes))
+    warpTotals.push_back(warpButterfly(b, loc, partial, [&](Value p, Value q) {
+      return combineMaxOrSum(b, loc, p, q, max);
+    }));
   auto first = scf::IfOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
       /*withElse=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getThenRegion().front());
-    memref::StoreOp::create(b, loc, partial, shared, warp);
+    for (auto [total, shared] : llvm::zip(warpTotals, shareds))
+      memref::StoreOp::create(b, loc, total, shared, warp);
   }
   gpu::BarrierOp::create(b, loc);
-  Value total = memref::LoadOp::create(b, loc, shared, im.c(0));
-  for (int64_t w = 1; w < warps; ++w)
-    total = combine(total, memref::LoadOp::create(b, loc, shared, im.c(w)));
-  return total;
+  SmallVector<Value> totals;
+  for (auto [shared, max] : llvm::zip(shareds, maxes)) {
+    Value total = memref::LoadOp::create(b, loc, shared, im.c(0));
+    for (int64_t w = 1; w < warps; ++w)
+      total = combineMaxOrSum(
+          b, loc, total, memref::LoadOp::create(b, loc, shared, im.c(w)), max);
+    totals.push_back(total);
+  }
+  return totals;
+}
+
+Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
+                     int64_t warps, bool max) {
+  return blockAllReduceEach(b, loc, {partial}, {shared}, {max}, warps)[0];
 }
 
 /// f32 ops normalising over the last dimension, which the row emitter takes.
@@ -682,15 +910,15 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
   Type f32 = type.getElementType();
   int64_t columns = type.getShape().back();
   int64_t rows = type.getNumElements() / std::max<int64_t>(columns, 1);
-  int64_t threads =
-      std::min<int64_t>(1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t threads = std::min<int64_t>(
+      1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
   int64_t perThread = ceilDiv(columns, threads);
   int64_t warps = threads / kWarp;
   // One buffer per reduction, so no barrier is needed between them.
   SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
-  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name,
-                                     op->getOperandTypes(), op->getResultTypes(),
-                                     workgroup);
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
   setLaunch(kernel, rows, threads);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -724,7 +952,8 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
     auto branch = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&branch.getThenRegion().front());
-    memref::StoreOp::create(b, loc, v, y, ValueRange{im.add(rowStart, column[k])});
+    memref::StoreOp::create(b, loc, v, y,
+                            ValueRange{im.add(rowStart, column[k])});
   };
   Value count = constant(static_cast<double>(columns));
 
@@ -792,7 +1021,8 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
     Value scale = arith::DivFOp::create(
         b, loc, constant(1.0),
         math::SqrtOp::create(
-            b, loc, arith::AddFOp::create(b, loc, variance, constant(epsilon))));
+            b, loc,
+            arith::AddFOp::create(b, loc, variance, constant(epsilon))));
     for (int64_t k = 0; k < perThread; ++k) {
       Value v = arith::MulFOp::create(b, loc, centered[k], scale);
       if (weight)
@@ -864,52 +1094,60 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   auto select = [&](Value c, Value t, Value f) -> Value {
     return arith::SelectOp::create(b, loc, c, t, f);
   };
-  Value label = memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
+  Value label =
+      memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
   if (label.getType() != i64)
     label = arith::ExtSIOp::create(b, loc, i64, label);
-  Value ignored =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label, i64Constant(ignore));
+  Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label,
+                                        i64Constant(ignore));
   Value valid = arith::AndIOp::create(
       b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label, i64Constant(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
+                            i64Constant(0)),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
                             i64Constant(classes)));
-  Value safeLabel = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                               select(valid, label, i64Constant(0)));
+  Value safeLabel = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), select(valid, label, i64Constant(0)));
   // Issued before the row's loads and reductions, so its latency overlaps
   // them (every thread reads the same word; the loss takes thread 0's).
   Value labelLogit;
   if (!gradient)
-    labelLogit = memref::LoadOp::create(b, loc, logits,
-                                        ValueRange{im.add(rowStart, safeLabel)});
+    labelLogit = memref::LoadOp::create(
+        b, loc, logits, ValueRange{im.add(rowStart, safeLabel)});
   SmallVector<Value> column, inside, values;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
     Value c = im.add(thread, im.c(k * threads));
     Value in = im.lt(c, im.c(classes));
     Value safe = select(in, c, im.c(0));
-    Value x = memref::LoadOp::create(b, loc, logits, ValueRange{im.add(rowStart, safe)});
+    Value x = memref::LoadOp::create(b, loc, logits,
+                                     ValueRange{im.add(rowStart, safe)});
     column.push_back(safe);
     inside.push_back(in);
     values.push_back(x);
     localMax = arith::MaximumFOp::create(b, loc, localMax,
                                          select(in, x, constant(-INFINITY)));
-    localSum = arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+    localSum =
+        arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
   }
-  Value max = blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
+  Value max =
+      blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
   SmallVector<Value> exps;
   Value localExp = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
-    Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, values[k], max));
+    Value e = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, values[k], max));
     exps.push_back(e);
-    localExp = arith::AddFOp::create(b, loc, localExp, select(inside[k], e, constant(0.0)));
+    localExp = arith::AddFOp::create(b, loc, localExp,
+                                     select(inside[k], e, constant(0.0)));
   }
-  Value sum = blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
+  Value sum =
+      blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
   Value nan = constant(NAN);
   if (!gradient) {
     Value sumLogits = smoothing != 0.0
-                          ? blockAllReduce(b, loc, localSum, kernel.workgroup[2],
-                                           warps, false)
+                          ? blockAllReduce(b, loc, localSum,
+                                           kernel.workgroup[2], warps, false)
                           : constant(0.0);
     Value logSumExp =
         arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
@@ -923,13 +1161,16 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
         arith::MulFOp::create(b, loc, constant(smoothing), uniform));
     Value rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
     auto only = scf::IfOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                              im.c(0)),
         /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
     memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{row});
   } else {
-    Value weight = memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
+    Value weight =
+        memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
     Value safeWeight = select(valid, weight, nan);
     Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
     Value flatOutput = flatten(b, loc, output);
@@ -946,7 +1187,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
       memref::StoreOp::create(b, loc, select(ignored, constant(0.0), grad),
-                              flatOutput, ValueRange{im.add(rowStart, column[k])});
+                              flatOutput,
+                              ValueRange{im.add(rowStart, column[k])});
     }
   }
   gpu::ReturnOp::create(b, loc);
@@ -1033,23 +1275,28 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
           Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                              labelAt(r), i64Constant(ignore));
           scf::YieldOp::create(
-              lb, loc, ValueRange{add(carried[0], select(kept, constant(1.0),
-                                                         constant(0.0)))});
+              lb, loc,
+              ValueRange{
+                  add(carried[0], select(kept, constant(1.0), constant(0.0)))});
         });
-    count = blockAllReduce(b, loc, loop.getResult(0), kernel.workgroup[0], warps,
-                           /*max=*/false);
+    count =
+        blockAllReduce(b, loc, loop.getResult(0), kernel.workgroup[0], warps,
+                       /*max=*/false);
   }
   Value weightScalar;
   if (gradient && reduction != LossReduction::none) {
-    Value lossGrad = memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange());
-    weightScalar = reduction == LossReduction::mean
-                       ? arith::DivFOp::create(b, loc, lossGrad, count).getResult()
-                       : lossGrad;
+    Value lossGrad =
+        memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange());
+    weightScalar =
+        reduction == LossReduction::mean
+            ? arith::DivFOp::create(b, loc, lossGrad, count).getResult()
+            : lossGrad;
   }
 
   Value firstRow = im.add(im.mul(im.blockId(), im.c(warps)), warp);
   auto rowsLoop = scf::ForOp::create(
-      b, loc, firstRow, im.c(rows), im.c(grid * warps), ValueRange{constant(0.0)},
+      b, loc, firstRow, im.c(rows), im.c(grid * warps),
+      ValueRange{constant(0.0)},
       [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
@@ -1070,8 +1317,10 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
             ValueRange{constant(-INFINITY), constant(0.0)},
             [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
               OpBuilder::InsertionGuard g2(b);
-              b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
-              Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value x =
+                  memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
               scf::YieldOp::create(
                   cb, loc,
                   ValueRange{arith::MaximumFOp::create(b, loc, acc[0], x),
@@ -1083,10 +1332,12 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
             b, loc, lane, im.c(classes), im.c(kWarp), ValueRange{constant(0.0)},
             [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
               OpBuilder::InsertionGuard g2(b);
-              b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
-              Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
-              Value e = math::ExpOp::create(b, loc,
-                                            arith::SubFOp::create(b, loc, x, max));
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value x =
+                  memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              Value e = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, x, max));
               scf::YieldOp::create(cb, loc, ValueRange{add(acc[0], e)});
             });
         Value sum = warpAll(exps.getResult(0), /*max=*/false);
@@ -1101,35 +1352,40 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
               b, loc, logSumExp,
               arith::DivFOp::create(b, loc, sumLogits,
                                     constant(static_cast<double>(classes))));
-          Value loss = add(arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
-                           arith::MulFOp::create(b, loc, constant(smoothing), uniform));
+          Value loss =
+              add(arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
+                  arith::MulFOp::create(b, loc, constant(smoothing), uniform));
           rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
           if (reduction == LossReduction::none) {
             auto first = scf::IfOp::create(
                 b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      im.c(0)),
                 /*withElse=*/false);
             OpBuilder::InsertionGuard g2(b);
             b.setInsertionPointToStart(&first.getThenRegion().front());
             memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{r});
           }
         } else {
-          Value weight =
-              reduction == LossReduction::none
-                  ? memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{r})
-                        .getResult()
-                  : weightScalar;
+          Value weight = reduction == LossReduction::none
+                             ? memref::LoadOp::create(b, loc, kernel.inputs[2],
+                                                      ValueRange{r})
+                                   .getResult()
+                             : weightScalar;
           Value safeWeight = select(valid, weight, nan);
           Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
           scf::ForOp::create(
               b, loc, lane, im.c(classes), im.c(kWarp), ValueRange(),
               [&](OpBuilder &cb, Location, Value c, ValueRange) {
                 OpBuilder::InsertionGuard g2(b);
-                b.setInsertionPoint(cb.getInsertionBlock(), cb.getInsertionPoint());
-                Value x = memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+                b.setInsertionPoint(cb.getInsertionBlock(),
+                                    cb.getInsertionPoint());
+                Value x =
+                    memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
                 Value p = arith::MulFOp::create(
                     b, loc,
-                    math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max)),
+                    math::ExpOp::create(b, loc,
+                                        arith::SubFOp::create(b, loc, x, max)),
                     inverse);
                 Value isLabel = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::eq, c, safeLabel);
@@ -1137,7 +1393,8 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
                     add(select(isLabel, constant(1 - smoothing), constant(0.0)),
                         constant(smoothing / static_cast<double>(classes)));
                 Value grad = arith::MulFOp::create(
-                    b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+                    b, loc, safeWeight,
+                    arith::SubFOp::create(b, loc, p, target));
                 memref::StoreOp::create(b, loc,
                                         select(ignored, constant(0.0), grad),
                                         output, ValueRange{r, c});
@@ -1151,7 +1408,8 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
     // block sum takes lane 0's.
     Value warpTotal = rowsLoop.getResult(0);
     auto first = scf::IfOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
         /*withElse=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -1161,11 +1419,14 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
     gpu::BarrierOp::create(b, loc);
     Value sum = memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(0));
     for (int64_t w = 1; w < warps; ++w)
-      sum = add(sum, memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(w)));
+      sum = add(sum,
+                memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(w)));
     if (reduction == LossReduction::mean)
       sum = arith::DivFOp::create(b, loc, sum, count);
     auto only = scf::IfOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                              im.c(0)),
         /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
@@ -1199,7 +1460,8 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
   for (memref::AllocOp alloc : allocs) {
     OpBuilder at(alloc);
     alloc.replaceAllUsesWith(
-        memref::AllocaOp::create(at, alloc.getLoc(), alloc.getType()).getResult());
+        memref::AllocaOp::create(at, alloc.getLoc(), alloc.getType())
+            .getResult());
     alloc.erase();
   }
   (*body).walk([&](memref::DeallocOp dealloc) { dealloc.erase(); });
@@ -1214,8 +1476,8 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
   for (auto [i, type] : llvm::enumerate(argTypes)) {
     auto memref = cast<MemRefType>(type);
     (i < numInputs ? inputs : outputs)
-        .push_back(RankedTensorType::get(memref.getShape(),
-                                         memref.getElementType()));
+        .push_back(
+            RankedTensorType::get(memref.getShape(), memref.getElementType()));
   }
   GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name, inputs, outputs);
   int64_t block = 128;
@@ -1238,6 +1500,40 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
   return kernel;
 }
 
+/// The kernel of a fusion: a loop fusion without reductions; a reduction
+/// fusion for one reduction that only is yielded, beside side results of
+/// its operand's shape; otherwise a row fusion.
+FailureOr<GpuKernel> emitFusion(FusionOp fusion, StringRef name,
+                                OpBuilder &builder) {
+  Block &body = fusion.getBody().front();
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op))
+      reductions.push_back(&op);
+  if (reductions.empty())
+    return emitLoopFusion(fusion, name, builder);
+  Operation *root = reductions.front();
+  Value result = root->getResult(0);
+  auto operandShape =
+      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
+  bool sidesOfOperandShape =
+      llvm::all_of(body.getTerminator()->getOperands(), [&](Value value) {
+        return value == result ||
+               cast<RankedTensorType>(value.getType()).getShape() ==
+                   operandShape;
+      });
+  if (reductions.size() == 1 && sidesOfOperandShape &&
+      llvm::all_of(result.getUsers(),
+                   [](Operation *user) { return isa<YieldOp>(user); }))
+    return emitReductionFusion(fusion, root, name, builder);
+  if (std::optional<SmallVector<int64_t>> rowShape = rowFusionShape(body))
+    return emitRowFusion(fusion, *rowShape, name, builder);
+  return fusion.emitError(
+      "genesis-lower-cuda: a fusion with several reductions, or computing "
+      "from a reduction, needs f32 sums or maxima over the last dimension "
+      "whose results are used only along their rows");
+}
+
 struct GenesisLowerCudaPass
     : public genesis::impl::GenesisLowerCudaBase<GenesisLowerCudaPass> {
   using GenesisLowerCudaBase::GenesisLowerCudaBase;
@@ -1246,7 +1542,7 @@ struct GenesisLowerCudaPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     for (auto function : module.getOps<func::FuncOp>())
-      mergeRowEpilogues(function);
+      mergeRowFusions(function);
     SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
       for (Operation &op : function.getBody().getOps())
@@ -1256,8 +1552,8 @@ struct GenesisLowerCudaPass
       return;
     // Index arithmetic is 32-bit in the kernels (see compileCudaKernels).
     for (auto [function, op] : work)
-      for (Type type : llvm::concat<Type>(op->getOperandTypes(),
-                                          op->getResultTypes()))
+      for (Type type :
+           llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
         if (auto tensor = dyn_cast<RankedTensorType>(type);
             tensor && numel(tensor.getShape()) >= (int64_t{1} << 31)) {
           op->emitError("genesis-lower-cuda: tensor ")
@@ -1275,24 +1571,13 @@ struct GenesisLowerCudaPass
     for (auto [function, op] : work) {
       StringRef kind = isa<FusionOp>(op) ? StringRef("fusion")
                                          : op->getName().stripDialect();
-      std::string name = (function.getSymName() + "_" + kind +
-                          Twine(counters[(function.getSymName() + kind).str()]++))
-                             .str();
+      std::string name =
+          (function.getSymName() + "_" + kind +
+           Twine(counters[(function.getSymName() + kind).str()]++))
+              .str();
       FailureOr<GpuKernel> kernel = failure();
       if (auto fusion = dyn_cast<FusionOp>(op)) {
-        auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-        Operation *root = yield.getValues()[0].getDefiningOp();
-        Operation *inner = nullptr;
-        fusion.getBody().walk([&](Operation *member) {
-          if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(member))
-            inner = member;
-        });
-        if (root && root == inner)
-          kernel = emitReductionFusion(fusion, name, builder);
-        else if (inner)
-          kernel = emitRowEpilogueFusion(fusion, inner, name, builder);
-        else
-          kernel = emitLoopFusion(fusion, name, builder);
+        kernel = emitFusion(fusion, name, builder);
       } else if (hasGpuTransposeKernel(op)) {
         kernel = emitTransposeKernel(op, name, builder);
       } else if (hasGpuGatherKernel(op)) {

@@ -29,6 +29,12 @@ GENESIS_RUN = os.path.join(CARRY, "bin", "genesis-run")
 BENCH = os.path.join(CARRY, "bench")
 DEV = "cuda"
 rng = np.random.default_rng(0)
+# BENCH_ROWS (a regular expression) keeps only the rows whose names match.
+ONLY = re.compile(os.environ.get("BENCH_ROWS", ""))
+
+
+def wanted(name):
+    return bool(ONLY.search(name))
 
 
 def cuda_time(fn, warmup=5, repeat=15, inner=10):
@@ -112,6 +118,8 @@ rows = []  # (name, genesis_ms, eager_ms, compile_ms, bytes or None, flops or No
 
 
 def memory_bound(name, plan, inputs, torch_fn, nbytes, compile=True, function=None):
+    if not wanted(name):
+        return
     ms, _ = genesis(os.path.join(BENCH, plan), inputs, function=function)
     args = [torch.from_numpy(a).to(DEV) for a in inputs]
     if compile:
@@ -238,7 +246,20 @@ def main():
     memory_bound("softmax backward 8192x8192", "softmax_backward.gplan", [y, g],
                  lambda t, u: torch._softmax_backward_data(u, t, 1, torch.float32),
                  3 * x.nbytes)
-    del y, g
+    del y
+
+    # Norm backwards: dx only, as the plans (bench/*_backward.mlir, the VJPs'
+    # ops) compute it; PyTorch's kernels skip dw when w needs no gradient.
+    def norm_dx(norm):
+        def dx(t, go, u):
+            t = t.detach().requires_grad_(True)
+            return torch.autograd.grad(norm(t, u), t, go)[0]
+        return dx
+    memory_bound("layer_norm backward 8192x8192", "layer_norm_backward.gplan", [x, g, w],
+                 norm_dx(lambda t, u: F.layer_norm(t, (m,), u, None, 1e-5)), 3 * x.nbytes)
+    memory_bound("rms_norm backward 8192x8192", "rms_norm_backward.gplan", [x, g, w],
+                 norm_dx(lambda t, u: F.rms_norm(t, (m,), u, 1e-6)), 3 * x.nbytes)
+    del g
     labels = rng.integers(0, m, m).astype(np.int64)
 
     def ce_and_grad(t, lab):
@@ -250,75 +271,78 @@ def main():
                  [x, labels], ce_and_grad, 2 * x.nbytes, function="loss_grad")
     del x
 
-    k = 4096
-    ga, gb = rng.standard_normal((k, k), dtype=f32), rng.standard_normal((k, k), dtype=f32)
-    flops = 2 * k ** 3
-    for name, plan, dtype, tf32 in [("gemm 4096^3 f32 (exact)", "gemm_f32.gplan", torch.float32, False),
-                                    ("gemm 4096^3 tf32", "gemm_tf32.gplan", torch.float32, True),
-                                    ("gemm 4096^3 bf16", "gemm_bf16.gplan", torch.bfloat16, False)]:
-        inputs = [ga, gb]
-        tmp = None
-        if dtype == torch.bfloat16:
-            # numpy has no bf16: the inputs go in a safetensors file.
-            tmp = tempfile.TemporaryDirectory()
-            path = os.path.join(tmp.name, "ab.safetensors")
-            write_safetensors(path, {name: ("BF16", t.shape, torch.from_numpy(t).to(torch.bfloat16)
-                                            .view(torch.int16).numpy().tobytes())
-                                     for name, t in (("a", ga), ("b", gb))})
-            inputs = [path]
-        ms, _ = genesis(os.path.join(BENCH, plan), inputs)
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        ta, tb = (torch.from_numpy(t).to(DEV, dtype) for t in (ga, gb))
-        eager = cuda_time(lambda: ta @ tb)
-        rows.append((name, ms, eager, None, None, flops))
-        print(f"{name}: genesis {ms:.3f} ms, torch.matmul {eager:.3f}", flush=True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    # The GEMM inputs must not count in the train steps' peak memory.
-    del ta, tb, ga, gb
-    torch.cuda.empty_cache()
+    if wanted("gemm"):
+        k = 4096
+        ga, gb = rng.standard_normal((k, k), dtype=f32), rng.standard_normal((k, k), dtype=f32)
+        flops = 2 * k ** 3
+        for name, plan, dtype, tf32 in [("gemm 4096^3 f32 (exact)", "gemm_f32.gplan", torch.float32, False),
+                                        ("gemm 4096^3 tf32", "gemm_tf32.gplan", torch.float32, True),
+                                        ("gemm 4096^3 bf16", "gemm_bf16.gplan", torch.bfloat16, False)]:
+            inputs = [ga, gb]
+            tmp = None
+            if dtype == torch.bfloat16:
+                # numpy has no bf16: the inputs go in a safetensors file.
+                tmp = tempfile.TemporaryDirectory()
+                path = os.path.join(tmp.name, "ab.safetensors")
+                write_safetensors(path, {name: ("BF16", t.shape, torch.from_numpy(t).to(torch.bfloat16)
+                                                .view(torch.int16).numpy().tobytes())
+                                         for name, t in (("a", ga), ("b", gb))})
+                inputs = [path]
+            ms, _ = genesis(os.path.join(BENCH, plan), inputs)
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            ta, tb = (torch.from_numpy(t).to(DEV, dtype) for t in (ga, gb))
+            eager = cuda_time(lambda: ta @ tb)
+            rows.append((name, ms, eager, None, None, flops))
+            print(f"{name}: genesis {ms:.3f} ms, torch.matmul {eager:.3f}", flush=True)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        # The GEMM inputs must not count in the train steps' peak memory.
+        del ta, tb, ga, gb
+        torch.cuda.empty_cache()
 
-    # The MLP train step, batch 4096, AdamW (weight decay 0.01 but on biases).
-    batch = 4096
-    images = rng.random((batch, 784), dtype=f32)
-    digits = rng.integers(0, 10, batch).astype(np.int64)
-    with tempfile.TemporaryDirectory() as tmp:
-        lr_path = os.path.join(tmp, "lr.safetensors")
-        write_safetensors(lr_path, {"lr": ("F32", [], struct.pack("<f", 1e-3))})
-        ms, peak = genesis(os.path.join(CARRY, "mlp4096", "mlp.gplan"), [images, digits],
-                           extra=["--params", os.path.join(CARRY, "mlp4096", "init.safetensors"),
-                                  "--params", lr_path], function="train_step")
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 128), torch.nn.ReLU(),
-                                torch.nn.Linear(128, 10)).to(DEV)
-    decay = [p for p in model.parameters() if p.dim() > 1]
-    rest = [p for p in model.parameters() if p.dim() == 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": rest, "weight_decay": 0.0}], lr=1e-3)
-    ti, td = torch.from_numpy(images).to(DEV), torch.from_numpy(digits).to(DEV)
+    if wanted("MLP train step"):
+        # The MLP train step, batch 4096, AdamW (weight decay 0.01 but on biases).
+        batch = 4096
+        images = rng.random((batch, 784), dtype=f32)
+        digits = rng.integers(0, 10, batch).astype(np.int64)
+        with tempfile.TemporaryDirectory() as tmp:
+            lr_path = os.path.join(tmp, "lr.safetensors")
+            write_safetensors(lr_path, {"lr": ("F32", [], struct.pack("<f", 1e-3))})
+            ms, peak = genesis(os.path.join(CARRY, "mlp4096", "mlp.gplan"), [images, digits],
+                               extra=["--params", os.path.join(CARRY, "mlp4096", "init.safetensors"),
+                                      "--params", lr_path], function="train_step")
+        model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                    torch.nn.Linear(256, 128), torch.nn.ReLU(),
+                                    torch.nn.Linear(128, 10)).to(DEV)
+        decay = [p for p in model.parameters() if p.dim() > 1]
+        rest = [p for p in model.parameters() if p.dim() == 1]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                                 {"params": rest, "weight_decay": 0.0}], lr=1e-3)
+        ti, td = torch.from_numpy(images).to(DEV), torch.from_numpy(digits).to(DEV)
 
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    # Peaks count what the step allocates beyond what was live before it
-    # (the model, its optimizer state and the batch count, as in Genesis).
-    base = torch.cuda.memory_allocated() - sum(
-        p.numel() * p.element_size() for p in model.parameters()) - ti.nbytes - td.nbytes
-    torch.cuda.reset_peak_memory_stats()
-    eager = cuda_time(lambda: step(ti, td))
-    eager_peak = torch.cuda.max_memory_allocated() - base
-    compiled_step = torch.compile(step)
-    torch.cuda.reset_peak_memory_stats()
-    compiled = cuda_time(lambda: compiled_step(ti, td))
-    compiled_peak = torch.cuda.max_memory_allocated() - base
-    rows.append(("MLP train step b4096", ms, eager, compiled, None, None))
-    print(f"MLP: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
-          f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
+        def step(x, y):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        # Peaks count what the step allocates beyond what was live before it
+        # (the model, its optimizer state and the batch count, as in Genesis).
+        base = torch.cuda.memory_allocated() - sum(
+            p.numel() * p.element_size() for p in model.parameters()) - ti.nbytes - td.nbytes
+        torch.cuda.reset_peak_memory_stats()
+        eager = cuda_time(lambda: step(ti, td))
+        eager_peak = torch.cuda.max_memory_allocated() - base
+        compiled_step = torch.compile(step)
+        torch.cuda.reset_peak_memory_stats()
+        compiled = cuda_time(lambda: compiled_step(ti, td))
+        compiled_peak = torch.cuda.max_memory_allocated() - base
+        rows.append(("MLP train step b4096", ms, eager, compiled, None, None))
+        print(f"MLP: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
+              f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
 
     try:
-        gpt_train_step()
+        if wanted("tiny GPT"):
+            gpt_train_step()
     except Exception as error:  # the table stands without this row
         print(f"tiny GPT row failed: {error}", flush=True)
 

@@ -188,3 +188,65 @@ func.func @epilogue(%y: tensor<16x200xf32>, %g: tensor<16x200xf32>) -> tensor<16
   }
   return %d : tensor<16x200xf32>
 }
+
+// -----
+
+// A chain of row reductions (rms_norm's backward as fused): the second sum
+// uses the first, the last fusion uses both, and xhat, h and the broadcast
+// rsqrt are used only by the next fusion. The three fusions merge into one,
+// which yields dx alone: one kernel, a block per row, one shared array per
+// reduction.
+// CHECK-LABEL: func.func @chain(
+// CHECK: genesis.fusion %arg0, %arg1, %arg2 {genesis.kernel = @chain_fusion0, genesis.launch = array<i64: 4, 96, 0>} : (tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32>
+// CHECK-NOT: genesis.fusion
+// CHECK: gpu.func @chain_fusion0({{.+}}) workgroup(%{{.+}} : memref<3xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<3xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK-COUNT-2: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @chain(%x: tensor<4x96xf32>, %g: tensor<4x96xf32>, %w: tensor<96xf32>) -> tensor<4x96xf32> {
+  %0 = genesis.fusion %x : (tensor<4x96xf32>) -> tensor<4x1xf32> {
+  ^bb0(%a: tensor<4x96xf32>):
+    %1 = genesis.mul %a, %a : tensor<4x96xf32>
+    %2 = genesis.reduce_sum %1 dims [1] keepdim : tensor<4x96xf32>
+    genesis.yield %2 : tensor<4x1xf32>
+  }
+  %1:4 = genesis.fusion %0, %x, %g, %w : (tensor<4x1xf32>, tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> (tensor<4x96xf32>, tensor<4x96xf32>, tensor<4x96xf32>, tensor<4x1xf32>) {
+  ^bb0(%s: tensor<4x1xf32>, %a: tensor<4x96xf32>, %b: tensor<4x96xf32>, %c: tensor<96xf32>):
+    %2 = genesis.rsqrt %s : tensor<4x1xf32>
+    %3 = genesis.broadcast_in_dim %2, [0, 1] : tensor<4x1xf32> -> tensor<4x96xf32>
+    %4 = genesis.mul %a, %3 : tensor<4x96xf32>
+    %5 = genesis.broadcast_in_dim %c, [1] : tensor<96xf32> -> tensor<4x96xf32>
+    %6 = genesis.mul %b, %5 : tensor<4x96xf32>
+    %7 = genesis.mul %6, %4 : tensor<4x96xf32>
+    %8 = genesis.reduce_sum %7 dims [1] keepdim : tensor<4x96xf32>
+    genesis.yield %3, %4, %6, %8 : tensor<4x96xf32>, tensor<4x96xf32>, tensor<4x96xf32>, tensor<4x1xf32>
+  }
+  %2 = genesis.fusion %1#3, %1#1, %1#2, %1#0 : (tensor<4x1xf32>, tensor<4x96xf32>, tensor<4x96xf32>, tensor<4x96xf32>) -> tensor<4x96xf32> {
+  ^bb0(%t: tensor<4x1xf32>, %xh: tensor<4x96xf32>, %h: tensor<4x96xf32>, %rb: tensor<4x96xf32>):
+    %3 = genesis.broadcast_in_dim %t, [0, 1] : tensor<4x1xf32> -> tensor<4x96xf32>
+    %4 = genesis.mul %xh, %3 : tensor<4x96xf32>
+    %5 = genesis.sub %h, %4 : tensor<4x96xf32>
+    %6 = genesis.mul %rb, %5 : tensor<4x96xf32>
+    genesis.yield %6 : tensor<4x96xf32>
+  }
+  return %2 : tensor<4x96xf32>
+}
+
+// -----
+
+// A multi-output column reduction: the product is both summed over the rows
+// and yielded; lanes past the 45 columns must not store it.
+// CHECK-LABEL: gpu.func @multi_output_fusion0(
+// CHECK-SAME: memref<70x45xf32>, %{{.+}}: memref<45xf32>)
+// CHECK: scf.if
+// CHECK: memref.store {{.+}} : memref<70x45xf32>
+// CHECK: gpu.barrier
+func.func @multi_output(%a: tensor<70x45xf32>, %b: tensor<70x45xf32>) -> (tensor<70x45xf32>, tensor<45xf32>) {
+  %0:2 = genesis.fusion %a, %b : (tensor<70x45xf32>, tensor<70x45xf32>) -> (tensor<70x45xf32>, tensor<45xf32>) {
+  ^bb0(%x: tensor<70x45xf32>, %y: tensor<70x45xf32>):
+    %1 = genesis.mul %x, %y : tensor<70x45xf32>
+    %2 = genesis.reduce_sum %1 dims [0] : tensor<70x45xf32>
+    genesis.yield %1, %2 : tensor<70x45xf32>, tensor<45xf32>
+  }
+  return %0#0, %0#1 : tensor<70x45xf32>, tensor<45xf32>
+}

@@ -26,16 +26,17 @@
 #include "frontend/Trace.h"
 #include "models/gpt2/Gpt2.h"
 #include "passes/Passes.h"
-#include "tests/unit/passes/KernelTestSupport.h"
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/Random.h"
 #include "runtime/Session.h"
+#include "tests/unit/passes/KernelTestSupport.h"
 
 #include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -45,9 +46,6 @@ using namespace genesis;
 using namespace genesis::test;
 
 namespace {
-
-
-
 
 /// Compiles `@f` of `ir` for cuda (arguments become inputs a0, a1, ...,
 /// results outputs r0, r1, ...), runs it on the GPU and returns the largest
@@ -93,8 +91,8 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
     static std::map<std::string, int> counts;
     std::string test =
         ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::string stem = std::string(dir) + "/" + test + "_" +
-                       std::to_string(counts[test]++);
+    std::string stem =
+        std::string(dir) + "/" + test + "_" + std::to_string(counts[test]++);
     writeFileAtomically(stem + ".gplan", bytes->data(), bytes->size());
     NamedArrays in(inputs.begin(), inputs.end()), want;
     for (size_t r = 0; r < expected.size(); ++r)
@@ -144,19 +142,29 @@ TEST(CudaBackend, ElementwiseChainsVectorisedAndNot) {
     std::string t = "tensor<" + shape + "xf32>";
     std::string row = "tensor<" + shape.substr(shape.find('x') + 1) + "xf32>";
     worst = std::max(worst, deviceError(R"(
-      func.func @f(%a: )" + t + R"(, %b: )" + t + R"(, %c: )" + row + R"() -> ()" + t + ", " + t + R"() {
-        %0 = genesis.broadcast_in_dim %c, [1] : )" + row + " -> " + t + R"(
-        %1 = genesis.mul %a, %0 : )" + t + R"(
-        %2 = genesis.sub %1, %b : )" + t + R"(
-        %3 = genesis.div %2, %0 : )" + t + R"(
+      func.func @f(%a: )" + t + R"(, %b: )" +
+                                        t + R"(, %c: )" + row + R"() -> ()" +
+                                        t + ", " + t + R"() {
+        %0 = genesis.broadcast_in_dim %c, [1] : )" +
+                                        row + " -> " + t + R"(
+        %1 = genesis.mul %a, %0 : )" + t +
+                                        R"(
+        %2 = genesis.sub %1, %b : )" + t +
+                                        R"(
+        %3 = genesis.div %2, %0 : )" + t +
+                                        R"(
         %4 = genesis.abs %3 : )" + t + R"(
         %5 = genesis.sqrt %4 : )" + t + R"(
-        %6 = genesis.max %5, %a : )" + t + R"(
-        %7 = genesis.min %6, %b : )" + t + R"(
+        %6 = genesis.max %5, %a : )" + t +
+                                        R"(
+        %7 = genesis.min %6, %b : )" + t +
+                                        R"(
         %8 = genesis.neg %7 : )" + t + R"(
         %9 = genesis.relu %8 : )" + t + R"(
-        %10 = genesis.add %9, %b : )" + t + R"(
-        return %10, %3 : )" + t + ", " + t + R"(
+        %10 = genesis.add %9, %b : )" + t +
+                                        R"(
+        return %10, %3 : )" + t + ", " + t +
+                                        R"(
       })"));
   }
   EXPECT_ON_DEVICE(worst, kF32);
@@ -249,16 +257,18 @@ TEST(CudaBackend, OptimizerUpdates) {
     })";
   mlir::MLIRContext context;
   HostArray v = randomFor(
-      mlir::RankedTensorType::get({60, 50}, mlir::Float32Type::get(&context)), 77);
+      mlir::RankedTensorType::get({60, 50}, mlir::Float32Type::get(&context)),
+      77);
   for (int64_t i = 0; i < v.numel(); ++i)
     v.setDouble(i, std::fabs(v.getDouble(i)));
   double worst = -1;
   for (int64_t step : {1, 4})
     worst = std::max(
-        worst, deviceError(ir, 5,
-                           {{3, v},
-                            {4, scalarOf(DType::F32, 0.05)},
-                            {5, scalarOf(DType::I64, static_cast<double>(step))}}));
+        worst,
+        deviceError(ir, 5,
+                    {{3, v},
+                     {4, scalarOf(DType::F32, 0.05)},
+                     {5, scalarOf(DType::I64, static_cast<double>(step))}}));
   EXPECT_ON_DEVICE(worst, kF32);
 }
 
@@ -291,17 +301,26 @@ TEST(CudaBackend, RowKernelsOnWideAndNarrowRows) {
     std::string t = "tensor<" + shape + "xf32>";
     std::string row = "tensor<" + shape.substr(shape.find('x') + 1) + "xf32>";
     worst = std::max(worst, deviceError(R"(
-      func.func @f(%x: )" + t + R"(, %w: )" + row + R"(, %b: )" + row + R"() -> ()" +
-                                     t + ", " + t + ", " + t + ", " + t + ", " + t + R"() {
-        %0 = genesis.softmax %x dim 1 : )" + t + R"(
-        %1 = genesis.log_softmax %x dim 1 : )" + t + R"(
-        %2 = genesis.layer_norm %x weight %w : )" + row + R"( bias %b : )" + row +
-                                     R"( eps 1.0e-05 : )" + t + R"(
-        %3 = genesis.layer_norm %x eps 1.0e-05 : )" + t + R"(
-        %4 = genesis.rms_norm %x, %w eps 1.0e-06 : )" + t + ", " + row + R"(
-        return %0, %1, %2, %3, %4 : )" + t + ", " + t + ", " + t + ", " + t + ", " + t + R"(
+      func.func @f(%x: )" + t + R"(, %w: )" +
+                                            row + R"(, %b: )" + row +
+                                            R"() -> ()" + t + ", " + t + ", " +
+                                            t + ", " + t + ", " + t + R"() {
+        %0 = genesis.softmax %x dim 1 : )" + t +
+                                            R"(
+        %1 = genesis.log_softmax %x dim 1 : )" +
+                                            t + R"(
+        %2 = genesis.layer_norm %x weight %w : )" +
+                                            row + R"( bias %b : )" + row +
+                                            R"( eps 1.0e-05 : )" + t + R"(
+        %3 = genesis.layer_norm %x eps 1.0e-05 : )" +
+                                            t + R"(
+        %4 = genesis.rms_norm %x, %w eps 1.0e-06 : )" +
+                                            t + ", " + row + R"(
+        return %0, %1, %2, %3, %4 : )" + t + ", " +
+                                            t + ", " + t + ", " + t + ", " + t +
+                                            R"(
       })",
-                                 41));
+                                        41));
   }
   EXPECT_ON_DEVICE(worst, kF32);
 }
@@ -310,20 +329,29 @@ TEST(CudaBackend, CrossEntropyEveryReductionManyClasses) {
   // 1000 classes: a warp per row; 2500: a block per row (the wide kernel).
   double worst = -1;
   for (int64_t classes : {1000, 2500})
-  for (std::string reduction : {"0", "1", "2"}) {
-    HostArray labels = indexArray(DType::I64, {40}, classes, 32);
-    labels.setInt(3, -100);
-    labels.setInt(17, -100);
-    std::string x = "tensor<40x" + std::to_string(classes) + "xf32>";
-    std::string loss = reduction == "0" ? "tensor<40xf32>" : "tensor<f32>";
-    worst = std::max(worst, deviceError(R"(
-      func.func @f(%x: )" + x + R"(, %l: tensor<40xi64>, %g: )" + loss + R"() -> ()" + loss + ", " + x + R"() {
-        %0 = genesis.cross_entropy %x, %l {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : ()" + x + R"(, tensor<40xi64>) -> )" + loss + R"(
-        %1 = genesis.cross_entropy_grad %x, %l, %g {reduction = )" + reduction + R"( : i32, label_smoothing = 0.05} : ()" + x + R"(, tensor<40xi64>, )" + loss + ") -> " + x + R"(
-        return %0, %1 : )" + loss + ", " + x + R"(
+    for (std::string reduction : {"0", "1", "2"}) {
+      HostArray labels = indexArray(DType::I64, {40}, classes, 32);
+      labels.setInt(3, -100);
+      labels.setInt(17, -100);
+      std::string x = "tensor<40x" + std::to_string(classes) + "xf32>";
+      std::string loss = reduction == "0" ? "tensor<40xf32>" : "tensor<f32>";
+      worst = std::max(
+          worst,
+          deviceError(R"(
+      func.func @f(%x: )" +
+                          x + R"(, %l: tensor<40xi64>, %g: )" + loss +
+                          R"() -> ()" + loss + ", " + x + R"() {
+        %0 = genesis.cross_entropy %x, %l {reduction = )" +
+                          reduction + R"( : i32, label_smoothing = 0.05} : ()" +
+                          x + R"(, tensor<40xi64>) -> )" + loss + R"(
+        %1 = genesis.cross_entropy_grad %x, %l, %g {reduction = )" +
+                          reduction + R"( : i32, label_smoothing = 0.05} : ()" +
+                          x + R"(, tensor<40xi64>, )" + loss + ") -> " + x + R"(
+        return %0, %1 : )" +
+                          loss + ", " + x + R"(
       })",
-                                 13, {{1, labels}}));
-  }
+                      13, {{1, labels}}));
+    }
   EXPECT_ON_DEVICE(worst, kF32);
 }
 
@@ -387,15 +415,16 @@ TEST(CudaBackend, TransposeKernels) {
     std::string operand = std::string("tensor<") + c.operand + ">";
     std::string result = std::string("tensor<") + c.result + ">";
     worst = std::max(worst, deviceError(R"(
-      func.func @f(%a: )" + operand + R"() -> )" + result + R"( {
-        %0 = genesis.transpose %a, )" + c.permutation + " : " + operand + R"(
+      func.func @f(%a: )" + operand + R"() -> )" +
+                                            result + R"( {
+        %0 = genesis.transpose %a, )" + c.permutation +
+                                            " : " + operand + R"(
         return %0 : )" + result + R"(
       })",
                                         17));
   }
   EXPECT_ON_DEVICE(worst, 0.0);
 }
-
 
 // The forward and backward of a whole model: a tiny GPT-2's loss and its
 // gradient with respect to every parameter (genesis-autodiff), so every
@@ -417,8 +446,9 @@ TEST(CudaBackend, TinyGpt2LossAndGradients) {
   trace.bind(gpt);
   Tensor ids = trace.input("ids", DType::I64, {B, S});
   Tensor targets = trace.input("targets", DType::I64, {B * S});
-  trace.output("loss", cross_entropy(gpt(ids).reshape({B * S, config.vocab_size}),
-                                     targets));
+  trace.output(
+      "loss",
+      cross_entropy(gpt(ids).reshape({B * S, config.vocab_size}), targets));
   mlir::func::FuncOp loss = trace.finish();
   std::vector<unsigned> wrt;
   std::map<unsigned, HostArray> given;
@@ -426,11 +456,14 @@ TEST(CudaBackend, TinyGpt2LossAndGradients) {
   for (unsigned i = 0; i < loss.getNumArguments(); ++i) {
     auto name = loss.getArgAttrOfType<mlir::StringAttr>(i, "genesis.name");
     if (name && (name.getValue() == "ids" || name.getValue() == "targets")) {
-      auto type = mlir::cast<mlir::RankedTensorType>(loss.getArgumentTypes()[i]);
-      HostArray tokens(DType::I64, {type.getShape().begin(), type.getShape().end()});
+      auto type =
+          mlir::cast<mlir::RankedTensorType>(loss.getArgumentTypes()[i]);
+      HostArray tokens(DType::I64,
+                       {type.getShape().begin(), type.getShape().end()});
       for (int64_t k = 0; k < tokens.numel(); ++k)
-        tokens.setInt(k, static_cast<int64_t>(data.uniform() * config.vocab_size) %
-                             config.vocab_size);
+        tokens.setInt(k,
+                      static_cast<int64_t>(data.uniform() * config.vocab_size) %
+                          config.vocab_size);
       given.emplace(i, tokens);
     } else {
       wrt.push_back(i);
@@ -493,7 +526,9 @@ TEST(CudaBackend, GatherKernels) {
           %1 = genesis.pad %b low [3, 2] high [0, 3] interior [1, 0] : tensor<9x40xi64>
           %2 = genesis.pad %c low [0, 0, 0] high [0, 0, 0] interior [0, 0, 0] : tensor<5x6x7xf64>
           return %0, %1, %2 : tensor<11x92x42xf32>, tensor<20x45xi64>, tensor<5x6x7xf64>)"},
-      {"%a: tensor<6x10x33xf32>, %b: tensor<6x7x33xf32>, %c: tensor<6x1x33xf32>, %p: tensor<50x3xi1>, %q: tensor<50x5xi1>, %r: tensor<3x40xi32>",
+      {"%a: tensor<6x10x33xf32>, %b: tensor<6x7x33xf32>, %c: "
+       "tensor<6x1x33xf32>, %p: tensor<50x3xi1>, %q: tensor<50x5xi1>, %r: "
+       "tensor<3x40xi32>",
        "tensor<6x18x33xf32>, tensor<50x8xi1>, tensor<6x40xi32>",
        R"(%0 = genesis.concat %a, %b, %c dim 1 : tensor<6x10x33xf32>, tensor<6x7x33xf32>, tensor<6x1x33xf32>
           %1 = genesis.concat %p, %q dim 1 : tensor<50x3xi1>, tensor<50x5xi1>
@@ -505,7 +540,9 @@ TEST(CudaBackend, GatherKernels) {
           %1 = genesis.broadcast_in_dim %b, [0, 2] : tensor<30x1xf64> -> tensor<30x20x40xf64>
           %2 = genesis.broadcast_in_dim %c, [0] : tensor<20xi1> -> tensor<20x37xi1>
           return %0, %1, %2 : tensor<16x8x64xf32>, tensor<30x20x40xf64>, tensor<20x37xi1>)"},
-      {"", "tensor<40x300xi64>, tensor<300x7xf32>, tensor<5x6x7xf64>, tensor<2049xi32>",
+      {"",
+       "tensor<40x300xi64>, tensor<300x7xf32>, tensor<5x6x7xf64>, "
+       "tensor<2049xi32>",
        R"(%0 = genesis.iota dim 1 : tensor<40x300xi64>
           %1 = genesis.iota dim 0 : tensor<300x7xf32>
           %2 = genesis.iota dim 1 : tensor<5x6x7xf64>
@@ -515,10 +552,10 @@ TEST(CudaBackend, GatherKernels) {
   double worst = -1;
   uint64_t seed = 51;
   for (const Case &c : cases)
-    worst = std::max(worst, deviceError("func.func @f(" + c.args + ") -> (" +
-                                            c.results + ") {\n" + c.body +
-                                            "\n}",
-                                        seed++));
+    worst =
+        std::max(worst, deviceError("func.func @f(" + c.args + ") -> (" +
+                                        c.results + ") {\n" + c.body + "\n}",
+                                    seed++));
 
   // take: [1000, 64] f32 by [8, 50] i64 ids along axis 0, [7, 300, 5] f64
   // by [40] i32 ids along axis 1, [30, 9] i1 by [70] i64 ids.
@@ -528,7 +565,8 @@ TEST(CudaBackend, GatherKernels) {
       withOutOfRange(indexArray(DType::I32, {40}, 300, 62), 300);
   auto [ids2, clamped2] =
       withOutOfRange(indexArray(DType::I64, {70}, 30, 63), 30);
-  worst = std::max(worst, deviceError(R"(
+  worst = std::max(worst,
+                   deviceError(R"(
     func.func @f(%t: tensor<1000x64xf32>, %i: tensor<8x50xi64>, %u: tensor<7x300x5xf64>, %j: tensor<40xi32>, %v: tensor<30x9xi1>, %k: tensor<70xi64>)
         -> (tensor<8x50x64xf32>, tensor<7x40x5xf64>, tensor<70x9xi1>) {
       %0 = genesis.take %t, %i axis 0 : tensor<1000x64xf32>, tensor<8x50xi64>
@@ -536,10 +574,8 @@ TEST(CudaBackend, GatherKernels) {
       %2 = genesis.take %v, %k axis 0 : tensor<30x9xi1>, tensor<70xi64>
       return %0, %1, %2 : tensor<8x50x64xf32>, tensor<7x40x5xf64>, tensor<70x9xi1>
     })",
-                                      64, {{1, ids0}, {3, ids1}, {5, ids2}},
-                                      {{1, clamped0},
-                                       {3, clamped1},
-                                       {5, clamped2}}));
+                               64, {{1, ids0}, {3, ids1}, {5, ids2}},
+                               {{1, clamped0}, {3, clamped1}, {5, clamped2}}));
   EXPECT_ON_DEVICE(worst, 0.0);
 }
 
@@ -574,8 +610,7 @@ TEST(CudaBackend, ScatterAddKernels) {
       %4 = genesis.scatter_add %c, %m, %d axis 0 : tensor<10x300xf32>, tensor<50xi32>, tensor<50x300xf32>
       return %0, %1, %2, %3, %4 : tensor<500x64xf32>, tensor<6x50x40xf64>, tensor<300xi32>, tensor<20x100xi64>, tensor<10x300xf32>
     })",
-                  81,
-                  {{1, ids0}, {4, ids1}, {7, ids2}, {10, ids3}, {13, ids4}},
+                  81, {{1, ids0}, {4, ids1}, {7, ids2}, {10, ids3}, {13, ids4}},
                   {{1, clamped0},
                    {4, clamped1},
                    {7, clamped2},
@@ -583,7 +618,6 @@ TEST(CudaBackend, ScatterAddKernels) {
                    {13, clamped4}}),
       kF32);
 }
-
 
 // Row epilogues (genesis-lower-cuda merges a last-dimension reduction with
 // the elementwise ops that read its result back along the row): softmax's
@@ -594,7 +628,8 @@ TEST(CudaBackend, RowEpilogues) {
   for (std::string shape : {"9x10", "37x1000", "6x8192", "2x3x300"}) {
     std::string t = "tensor<" + shape + "xf32>";
     std::string lead = shape.substr(0, shape.rfind('x'));
-    std::string keep = "tensor<" + lead + "x1xf32>", row = "tensor<" + lead + "xf32>";
+    std::string keep = "tensor<" + lead + "x1xf32>",
+                row = "tensor<" + lead + "xf32>";
     int64_t rank = std::count(shape.begin(), shape.end(), 'x') + 1;
     std::string last = std::to_string(rank - 1), keepMap, rowMap;
     for (int64_t d = 0; d < rank; ++d)
@@ -602,19 +637,124 @@ TEST(CudaBackend, RowEpilogues) {
     for (int64_t d = 0; d + 1 < rank; ++d)
       rowMap += (d ? ", " : "") + std::to_string(d);
     worst = std::max(worst, deviceError(R"(
-      func.func @f(%y: )" + t + R"(, %g: )" + t + R"(, %x: )" + t + R"() -> ()" + t + ", " + t + R"() {
+      func.func @f(%y: )" + t + R"(, %g: )" +
+                                            t + R"(, %x: )" + t + R"() -> ()" +
+                                            t + ", " + t + R"() {
         %0 = genesis.mul %g, %y : )" + t + R"(
-        %1 = genesis.reduce_sum %0 dims [)" + last + R"(] keepdim : )" + t + R"(
-        %2 = genesis.broadcast_in_dim %1, [)" + keepMap + "] : " + keep + " -> " + t + R"(
+        %1 = genesis.reduce_sum %0 dims [)" +
+                                            last + R"(] keepdim : )" + t + R"(
+        %2 = genesis.broadcast_in_dim %1, [)" +
+                                            keepMap + "] : " + keep + " -> " +
+                                            t + R"(
         %3 = genesis.sub %g, %2 : )" + t + R"(
         %4 = genesis.mul %y, %3 : )" + t + R"(
-        %5 = genesis.reduce_max %x dims [)" + last + R"(] : )" + t + R"(
-        %6 = genesis.broadcast_in_dim %5, [)" + rowMap + "] : " + row + " -> " + t + R"(
+        %5 = genesis.reduce_max %x dims [)" +
+                                            last + R"(] : )" + t + R"(
+        %6 = genesis.broadcast_in_dim %5, [)" +
+                                            rowMap + "] : " + row + " -> " + t +
+                                            R"(
         %7 = genesis.sub %x, %6 : )" + t + R"(
         %8 = genesis.exp %7 : )" + t + R"(
         return %4, %8 : )" + t + ", " + t + R"(
       })",
                                         51));
+  }
+  EXPECT_ON_DEVICE(worst, kF32);
+}
+
+// Chains of row reductions (genesis-lower-cuda merges them into one row
+// fusion): layer_norm's input gradient as its VJP builds it, four sums of
+// which the second and fourth use earlier ones, also yielding the per-row
+// rsqrt (stored by the row's thread 0) and xhat (a full-row side result).
+TEST(CudaBackend, RowFusionChains) {
+  double worst = -1;
+  for (auto [rows, columns] : std::vector<std::pair<int64_t, int64_t>>{
+           {9, 10}, {37, 1000}, {6, 8192}, {3, 2500}}) {
+    std::string shape = std::to_string(rows) + "x" + std::to_string(columns);
+    std::string t = "tensor<" + shape + "xf32>";
+    std::string k = "tensor<" + std::to_string(rows) + "x1xf32>";
+    std::string w = "tensor<" + std::to_string(columns) + "xf32>";
+    std::string n = "dense<" + std::to_string(columns) + ".0> : " + k;
+    std::string row = "[0, 1] : " + k + " -> " + t;
+    worst = std::max(worst, deviceError(R"(
+      func.func @f(%x: )" + t + ", %g: " + t +
+                                            ", %w: " + w + ") -> (" + t + ", " +
+                                            k + ", " + t + R"() {
+        %n = genesis.constant )" + n + R"(
+        %eps = genesis.constant dense<1.0e-05> : )" +
+                                            k + R"(
+        %sx = genesis.reduce_sum %x dims [1] keepdim : )" +
+                                            t + R"(
+        %mx = genesis.div %sx, %n : )" + k + R"(
+        %mxb = genesis.broadcast_in_dim %mx, )" +
+                                            row + R"(
+        %c = genesis.sub %x, %mxb : )" + t + R"(
+        %cc = genesis.mul %c, %c : )" + t + R"(
+        %scc = genesis.reduce_sum %cc dims [1] keepdim : )" +
+                                            t + R"(
+        %var = genesis.div %scc, %n : )" + k +
+                                            R"(
+        %v = genesis.add %var, %eps : )" + k +
+                                            R"(
+        %r = genesis.rsqrt %v : )" + k + R"(
+        %rb = genesis.broadcast_in_dim %r, )" +
+                                            row + R"(
+        %xhat = genesis.mul %c, %rb : )" + t +
+                                            R"(
+        %wb = genesis.broadcast_in_dim %w, [1] : )" +
+                                            w + " -> " + t + R"(
+        %h = genesis.mul %g, %wb : )" + t + R"(
+        %sh = genesis.reduce_sum %h dims [1] keepdim : )" +
+                                            t + R"(
+        %mh = genesis.div %sh, %n : )" + k + R"(
+        %mhb = genesis.broadcast_in_dim %mh, )" +
+                                            row + R"(
+        %hx = genesis.mul %h, %xhat : )" + t +
+                                            R"(
+        %st = genesis.reduce_sum %hx dims [1] keepdim : )" +
+                                            t + R"(
+        %m = genesis.div %st, %n : )" + k + R"(
+        %mb = genesis.broadcast_in_dim %m, )" +
+                                            row + R"(
+        %h0 = genesis.sub %h, %mhb : )" + t +
+                                            R"(
+        %u = genesis.mul %xhat, %mb : )" + t +
+                                            R"(
+        %d = genesis.sub %h0, %u : )" + t + R"(
+        %dx = genesis.mul %rb, %d : )" + t + R"(
+        return %dx, %r, %xhat : )" + t + ", " +
+                                            k + ", " + t + R"(
+      })",
+                                        61));
+  }
+  EXPECT_ON_DEVICE(worst, kF32);
+}
+
+// Multi-output reductions: a reduction's operand also yielded (each operand
+// element stored by the thread that visits it), for a column reduction (an
+// out-of-range lane must not store), a row reduction and a reduction over a
+// middle dimension.
+TEST(CudaBackend, MultiOutputReductions) {
+  double worst = -1;
+  for (auto [shape, dims, kept] :
+       std::vector<std::array<std::string, 3>>{{"70x45", "0", "45"},
+                                               {"45x70", "1", "45"},
+                                               {"6x5000", "1", "6"},
+                                               {"4x9x5", "1", "4x5"}}) {
+    std::string t = "tensor<" + shape + "xf32>";
+    std::string r = "tensor<" + kept + "xf32>";
+    worst = std::max(worst, deviceError(R"(
+      func.func @f(%a: )" + t + ", %b: " + t +
+                                            ") -> (" + t + ", " + r + ", " + t +
+                                            R"() {
+        %0 = genesis.mul %a, %b : )" + t + R"(
+        %1 = genesis.reduce_sum %0 dims [)" +
+                                            dims + "] : " + t + R"(
+        %2 = genesis.exp %0 : )" + t + R"(
+        return %0, %1, %2 : )" + t + ", " + r +
+                                            ", " + t + R"(
+      })",
+                                        71));
   }
   EXPECT_ON_DEVICE(worst, kF32);
 }
