@@ -11,6 +11,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libopenblas-dev  # BLAS for the CPU runtime's GEMM steps
   pkg-config  # finds OpenBLAS
+  libpcre2-dev libicu-dev  # the BPE tokenizer's pre-tokenizer patterns and NFC
   zlib1g-dev
   dataset-fashion-mnist
   gnuplot-nox  # the training programs' PNG plots

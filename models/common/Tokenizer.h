@@ -1,0 +1,96 @@
+//===- Tokenizer.h - Text to token ids and back -----------------*- C++ -*-===//
+//
+// Tokenizers of the language models. ByteTokenizer gives every byte its own
+// id, for models trained from scratch here; BpeTokenizer loads a Hugging Face
+// tokenizer.json with a byte-level BPE model (GPT-2's and Qwen2's forms) and
+// encodes as the `tokenizers` library does. docs/generation.md describes the
+// choices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_MODELS_COMMON_TOKENIZER_H
+#define GENESIS_MODELS_COMMON_TOKENIZER_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace genesis::text {
+
+class Tokenizer {
+public:
+  virtual ~Tokenizer();
+
+  /// The ids of `text`. No special tokens are added around it (Hugging Face's
+  /// add_special_tokens=False).
+  virtual std::vector<int64_t> encode(const std::string &text) const = 0;
+
+  /// The bytes of `ids`, concatenated. Decoding ids one at a time and joining
+  /// the results gives the same bytes as decoding them together, so a
+  /// generator can print each token as it comes; the bytes of a prefix need
+  /// not be valid UTF-8, since a token can end inside a character. Throws
+  /// genesis::Error for an id that names no token.
+  virtual std::string decode(const std::vector<int64_t> &ids) const = 0;
+
+  /// One more than the largest id.
+  virtual int64_t vocabSize() const = 0;
+
+  /// The id that ends a document, if the vocabulary has one.
+  virtual std::optional<int64_t> endOfTextId() const = 0;
+};
+
+/// Ids 0..255 are the bytes; id 256 is end-of-text. encode never emits 256
+/// (callers append it between documents) and decode writes nothing for it.
+/// Every byte string round-trips, valid UTF-8 or not.
+class ByteTokenizer final : public Tokenizer {
+public:
+  static constexpr int64_t kEndOfTextId = 256;
+
+  std::vector<int64_t> encode(const std::string &text) const override;
+  std::string decode(const std::vector<int64_t> &ids) const override;
+  int64_t vocabSize() const override { return kEndOfTextId + 1; }
+  std::optional<int64_t> endOfTextId() const override { return kEndOfTextId; }
+};
+
+/// A byte-level BPE tokenizer read from a Hugging Face tokenizer.json.
+/// Supported: model BPE (merges as "a b" strings or [a, b] pairs,
+/// ignore_merges, unk_token, fuse_unk); normalizer none or NFC; pre_tokenizer
+/// ByteLevel, or a Sequence of Split{Regex or String, Isolated} stages ending
+/// in one ByteLevel; decoder ByteLevel; added_tokens matched verbatim before
+/// pre-tokenisation. Anything else is refused with a genesis::Error naming
+/// the file and the key. The post_processor, truncation and padding are
+/// ignored: encode returns exactly the ids of the text.
+class BpeTokenizer final : public Tokenizer {
+public:
+  /// Reads and verifies `path`.
+  static BpeTokenizer fromFile(const std::string &path);
+
+  BpeTokenizer(BpeTokenizer &&other) noexcept;
+  BpeTokenizer &operator=(BpeTokenizer &&other) noexcept;
+  ~BpeTokenizer() override;
+
+  /// Throws genesis::Error if `text` is not valid UTF-8.
+  std::vector<int64_t> encode(const std::string &text) const override;
+  /// Added tokens decode to their content, vocabulary tokens to the bytes
+  /// their characters stand for in GPT-2's byte-to-unicode table.
+  std::string decode(const std::vector<int64_t> &ids) const override;
+  int64_t vocabSize() const override;
+  /// The id of "<|endoftext|>", if the file has that token.
+  std::optional<int64_t> endOfTextId() const override;
+
+  /// The id of an added token ("<|im_end|>") or of a vocabulary entry in its
+  /// byte-level spelling ("Ġthe").
+  std::optional<int64_t> tokenId(const std::string &token) const;
+
+private:
+  struct Impl;
+  explicit BpeTokenizer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace genesis::text
+
+#endif // GENESIS_MODELS_COMMON_TOKENIZER_H
