@@ -104,6 +104,9 @@ struct PlanOptions {
   bool timing = false;
   /// Let f32 GEMMs use TF32 tensor cores (CUDA; ~1e-3 relative error).
   bool allowTf32 = false;
+  /// "bf16" or "f16": genesis-amp computes the f32 GEMMs in that type
+  /// (CUDA only); empty: everything in its own type.
+  std::string mixedPrecision;
 };
 
 /// Compiles `functions` of `module` (a clone of it; the module is left as it

@@ -105,6 +105,28 @@ def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisAmp : Pass<"genesis-amp", "mlir::func::FuncOp"> {
+  let summary = "Mixed precision: f32 GEMMs computed in bf16 or f16";
+  let description = [{
+    Automatic mixed precision as PyTorch's autocast applies it to matmuls:
+    every `genesis.matmul` with f32 operands becomes a matmul of its
+    operands cast to `compute-type` (bf16 or f16; each value is cast once
+    however many matmuls use it), whose result (accumulated in f32 by the
+    GEMM, rounded to `compute-type` as autocast's output is) is cast back to
+    f32 for its users. Everything else stays f32: parameters (the master
+    weights), optimizer state, gradients, elementwise ops, normalisations,
+    softmax and every reduction. Run it after genesis-train-step and
+    genesis-decompose-attention, so the backward GEMMs and attention's
+    batched GEMMs are covered too; the casts then fuse with their producers
+    and consumers (genesis-fuse), so a GEMM reads and writes 16-bit values.
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or f16">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Static offsets of every temporary in one arena";
   let description = [{

@@ -47,6 +47,14 @@ static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::init(0),
 static llvm::cl::opt<std::string>
     target("target", llvm::cl::init("cuda"),
            llvm::cl::desc("cpu or cuda (a cuda plan compiles without a GPU)"));
+static llvm::cl::opt<std::string> precision(
+    "precision", llvm::cl::init("f32"),
+    llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master weights "
+                   "(genesis-amp; cuda only)"));
+static llvm::cl::opt<bool> writeInit(
+    "write-init", llvm::cl::init(true),
+    llvm::cl::desc("Write init.safetensors (off for models too large to "
+                   "carry: initialise them where they run)"));
 static llvm::cl::opt<std::string>
     outputDir("out", llvm::cl::init("gpt-plan"),
               llvm::cl::desc("Directory for gpt.gplan and init.safetensors"));
@@ -57,12 +65,16 @@ int main(int argc, char **argv) {
                    std::addressof(width), std::addressof(vocab),
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
+                   std::addressof(precision), std::addressof(writeInit),
                    std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
   try {
     if (target != "cpu" && target != "cuda")
       throw Error("--target must be cpu or cuda, got '" + target + "'");
+    if (precision != "f32" && precision != "bf16" && precision != "f16")
+      throw Error("--precision must be f32, bf16 or f16, got '" + precision +
+                  "'");
     if (heads <= 0 || width % heads != 0)
       throw Error("--width must be a multiple of --heads");
     std::system(("mkdir -p '" + outputDir + "'").c_str());
@@ -98,6 +110,8 @@ int main(int argc, char **argv) {
     PlanOptions planOptions;
     planOptions.target =
         target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
+    if (precision != "f32")
+      planOptions.mixedPrecision = precision;
     mlir::FailureOr<std::vector<uint8_t>> planBytes =
         compilePlan(trace.module(), {"train_step"}, planOptions);
     if (mlir::failed(planBytes))
@@ -113,8 +127,11 @@ int main(int argc, char **argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count(),
         static_cast<unsigned long long>(plan.plan().memory()->arena_bytes()));
-    saveSafetensors(outputDir + "/init.safetensors", gpt.state_dict());
-    std::printf("initial weights: %s/init.safetensors\n", outputDir.c_str());
+    if (writeInit) {
+      saveSafetensors(outputDir + "/init.safetensors", gpt.state_dict());
+      std::printf("initial weights: %s/init.safetensors\n",
+                  outputDir.c_str());
+    }
   } catch (const Error &error) {
     std::cerr << "gpt2-plan: error: " << error.what() << "\n";
     return 1;

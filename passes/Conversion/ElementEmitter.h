@@ -101,8 +101,10 @@ private:
     }
     Operation *op = value.getDefiningOp();
     Type element = cast<RankedTensorType>(value.getType()).getElementType();
+    // 16-bit floats are storage types: only casts produce them (genesis-amp).
+    bool storage = (element.isBF16() || element.isF16()) && isa<CastOp>(op);
     if (!element.isF32() && !element.isF64() && !element.isInteger(1) &&
-        !element.isInteger(32) && !element.isInteger(64))
+        !element.isInteger(32) && !element.isInteger(64) && !storage)
       return unsupported(op);
 
     if (auto constant = dyn_cast<ConstantOp>(op)) {

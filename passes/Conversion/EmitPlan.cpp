@@ -608,6 +608,14 @@ LogicalResult lowerForTarget(ModuleOp module,
     functionPm.addPass(createGenesisDecomposeAttention());
     functionPm.addPass(createGenesisDecomposeCrossEntropy());
   }
+  if (!options.mixedPrecision.empty()) {
+    // The CPU kernels compute in f32 and f64 only.
+    if (options.target != plan::Target::Cuda)
+      return module.emitError("compilePlan: mixed precision (")
+             << options.mixedPrecision << ") needs the cuda target";
+    functionPm.addPass(
+        createGenesisAmp(GenesisAmpOptions{options.mixedPrecision}));
+  }
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
   functionPm.addPass(createGenesisFuse());

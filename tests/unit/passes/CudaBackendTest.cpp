@@ -47,6 +47,12 @@ using namespace genesis::test;
 
 namespace {
 
+/// The scaled-error budget of GEMMs computed in `mixedPrecision` (see
+/// MixedPrecisionGemms), or f32's.
+double toleranceFor(const std::string &mixedPrecision) {
+  return mixedPrecision == "bf16" ? 2e-2 : mixedPrecision == "f16" ? 4e-3 : 1e-5;
+}
+
 /// Compiles `@f` of `ir` for cuda (arguments become inputs a0, a1, ...,
 /// results outputs r0, r1, ...), runs it on the GPU and returns the largest
 /// scaled difference from the evaluator; NaNs must match. Returns -1 (after
@@ -55,7 +61,8 @@ namespace {
 /// which the kernels clamp.
 double deviceError(const std::string &ir, uint64_t seed = 1,
                    const std::map<unsigned, HostArray> &given = {},
-                   const std::map<unsigned, HostArray> &evaluatedWith = {}) {
+                   const std::map<unsigned, HostArray> &evaluatedWith = {},
+                   const std::string &mixedPrecision = "") {
   mlir::MLIRContext context;
   context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
@@ -82,6 +89,7 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
 
   PlanOptions options;
   options.target = plan::Target::Cuda;
+  options.mixedPrecision = mixedPrecision;
   mlir::FailureOr<std::vector<uint8_t>> bytes =
       compilePlan(*module, {"f"}, options);
   EXPECT_TRUE(mlir::succeeded(bytes));
@@ -99,6 +107,11 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
       want.emplace_back("r" + std::to_string(r), expected[r]);
     saveSafetensors(stem + ".in.safetensors", in);
     saveSafetensors(stem + ".want.safetensors", want);
+    if (!mixedPrecision.empty()) {
+      std::string tolerance = std::to_string(toleranceFor(mixedPrecision));
+      writeFileAtomically(stem + ".tolerance", tolerance.data(),
+                          tolerance.size());
+    }
   }
   if (!cudaUnavailableReason().empty())
     return -1;
@@ -757,6 +770,45 @@ TEST(CudaBackend, MultiOutputReductions) {
                                         71));
   }
   EXPECT_ON_DEVICE(worst, kF32);
+}
+
+// Mixed precision (genesis-amp): GEMMs in bf16 or f16 with f32 accumulation,
+// everything else in f32, against the evaluator's f32. Tolerance: operands
+// rounded to 8 (bf16) or 11 (f16) significant bits give a relative error
+// of about 2^-9 (2^-12) per product; over K = 256 random-sign terms the sum's
+// error stays near 2^-9 sqrt(K) |typical product|, within 2e-2 (bf16) and
+// 4e-3 (f16) of max(1, |reference|).
+TEST(CudaBackend, MixedPrecisionGemms) {
+  std::string ir = R"(
+    func.func @f(%x: tensor<64x256xf32>, %w1: tensor<256x512xf32>,
+                 %b1: tensor<512xf32>, %w2: tensor<256x512xf32>,
+                 %q: tensor<4x32x64xf32>, %k: tensor<4x48x64xf32>)
+        -> (tensor<64x256xf32>, tensor<4x32x48xf32>) {
+      %0 = genesis.matmul %x, %w1 : tensor<64x256xf32>, tensor<256x512xf32>
+      %1 = genesis.broadcast_in_dim %b1, [1] : tensor<512xf32> -> tensor<64x512xf32>
+      %2 = genesis.add %0, %1 : tensor<64x512xf32>
+      %3 = genesis.gelu %2 approximate = tanh : tensor<64x512xf32>
+      %4 = genesis.matmul %3, %w2 transpose_rhs : tensor<64x512xf32>, tensor<256x512xf32>
+      %5 = genesis.matmul %q, %k transpose_rhs : tensor<4x32x64xf32>, tensor<4x48x64xf32>
+      return %4, %5 : tensor<64x256xf32>, tensor<4x32x48xf32>
+    })";
+  // Weights of the size an initialiser gives: (-1/16, 1/16), 1/sqrt(K).
+  auto weight = [](uint64_t seed) {
+    HostArray array(DType::F32, {256, 512});
+    Generator generator(seed);
+    for (int64_t i = 0; i < array.numel(); ++i)
+      array.setDouble(i, (2 * generator.uniform() - 1) / 16);
+    return array;
+  };
+  std::map<unsigned, HostArray> weights{{1, weight(81)}, {3, weight(82)}};
+  double bf16 = deviceError(ir, 83, weights, {}, "bf16");
+  double f16 = deviceError(ir, 83, weights, {}, "f16");
+  if (bf16 >= 0) {
+    EXPECT_LE(f16, toleranceFor("f16"));
+    // Not f32 in disguise: the rounding must show.
+    EXPECT_GE(bf16, 1e-4);
+  }
+  EXPECT_ON_DEVICE(bf16, toleranceFor("bf16"));
 }
 
 } // namespace

@@ -1,0 +1,38 @@
+// RUN: genesis-opt %s --split-input-file --genesis-amp | FileCheck %s
+// RUN: genesis-opt %s --split-input-file --genesis-amp=compute-type=f16 | FileCheck %s --check-prefix=F16
+// RUN: not genesis-opt %s --split-input-file --genesis-amp=compute-type=f8 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Each f32 value feeding a GEMM is cast once (the weight %w feeds three);
+// a GEMM's result goes back to f32 for its users, and a GEMM that reads
+// another's result takes its 16-bit value directly.
+// CHECK-LABEL: func.func @gemms(
+// CHECK-DAG: %[[W:.+]] = genesis.cast %arg1 : tensor<128x256xf32> to tensor<128x256xbf16>
+// CHECK-DAG: %[[X:.+]] = genesis.cast %arg0 : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK: %[[P:.+]] = genesis.matmul %[[X]], %[[W]] : tensor<64x128xbf16>, tensor<128x256xbf16>
+// CHECK: %[[P32:.+]] = genesis.cast %[[P]] : tensor<64x256xbf16> to tensor<64x256xf32>
+// CHECK: %[[S:.+]] = genesis.add %[[P32]], %{{.+}} : tensor<64x256xf32>
+// CHECK: %[[S16:.+]] = genesis.cast %[[S]] : tensor<64x256xf32> to tensor<64x256xbf16>
+// CHECK: %[[Q:.+]] = genesis.matmul %[[S16]], %[[W]] transpose_rhs
+// CHECK-NOT: genesis.cast %{{.+}} : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK: genesis.matmul %[[Q]], %[[W]] : tensor<64x128xbf16>, tensor<128x256xbf16>
+// F16: genesis.matmul {{.+}} : tensor<64x128xf16>, tensor<128x256xf16>
+// BAD: error: genesis-amp: compute-type must be bf16 or f16, not 'f8'
+func.func @gemms(%x: tensor<64x128xf32>, %w: tensor<128x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf32> {
+  %0 = genesis.matmul %x, %w : tensor<64x128xf32>, tensor<128x256xf32>
+  %1 = genesis.broadcast_in_dim %b, [1] : tensor<256xf32> -> tensor<64x256xf32>
+  %2 = genesis.add %0, %1 : tensor<64x256xf32>
+  %3 = genesis.matmul %2, %w transpose_rhs : tensor<64x256xf32>, tensor<128x256xf32>
+  %4 = genesis.matmul %3, %w : tensor<64x128xf32>, tensor<128x256xf32>
+  return %4 : tensor<64x256xf32>
+}
+
+// -----
+
+// f64 GEMMs keep their precision.
+// CHECK-LABEL: func.func @f64(
+// CHECK-NOT: genesis.cast
+// CHECK: genesis.matmul %arg0, %arg0 : tensor<8x8xf64>, tensor<8x8xf64>
+func.func @f64(%x: tensor<8x8xf64>) -> tensor<8x8xf64> {
+  %0 = genesis.matmul %x, %x : tensor<8x8xf64>, tensor<8x8xf64>
+  return %0 : tensor<8x8xf64>
+}
