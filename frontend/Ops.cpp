@@ -804,9 +804,21 @@ Tensor dropout(const Tensor &x, double p, bool training, Site site) {
 std::pair<Tensor, Tensor> rope_tables(Trace &trace, int64_t seq,
                                       int64_t head_dim, double theta,
                                       DType dtype, int64_t offset, Site site) {
+  Tensor positions = arange(trace, seq, DType::F32, site);
+  if (offset != 0)
+    positions = positions + static_cast<double>(offset);
+  return rope_tables(positions, head_dim, theta, dtype, site);
+}
+
+std::pair<Tensor, Tensor> rope_tables(const Tensor &positions, int64_t head_dim,
+                                      double theta, DType dtype, Site site) {
+  Trace &trace = traceOf({&positions}, site);
   if (head_dim <= 0 || head_dim % 2 != 0)
     trace.fail(site, "rope_tables: head_dim must be even and positive, got " +
                          std::to_string(head_dim));
+  if (positions.dim() != 1)
+    trace.fail(site, "rope_tables: positions must be 1-D, got " +
+                         describe(positions));
   // Hugging Face computes the inverse frequencies in f32:
   // 1 / theta^(arange(0, D, 2) / D). They are ops rather than a constant
   // table because compiled plans hold no non-splat constants.
@@ -819,10 +831,7 @@ std::pair<Tensor, Tensor> rope_tables(Trace &trace, int64_t seq,
           filled(static_cast<double>(head_dim)), site);
   Tensor inverse =
       div(filled(1.0), pow(filled(theta), exponents, site), site);
-  Tensor positions = arange(trace, seq, DType::F32, site);
-  if (offset != 0)
-    positions = positions + static_cast<double>(offset);
-  Tensor freqs = mul(positions.unsqueeze(1, site),
+  Tensor freqs = mul(positions.to(DType::F32, site).unsqueeze(1, site),
                      inverse.unsqueeze(0, site), site);
   Tensor angles = cat({freqs, freqs}, -1, site);
   return {cos(angles, site).to(dtype, site), sin(angles, site).to(dtype, site)};
@@ -850,9 +859,9 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
   if (mask) {
     Tensor additive = *mask;
     if (mask->dtype() == DType::I1) // torch: true means "may attend"
-      additive = where(*mask, full_like(*mask, 0.0, site).to(q.dtype(), site),
-                       full_like(*mask, -INFINITY, site).to(q.dtype(), site),
-                       site);
+      additive =
+          where(*mask, full(trace, mask->shape(), 0.0, q.dtype(), site),
+                full(trace, mask->shape(), -INFINITY, q.dtype(), site), site);
     maskValue = broadcast_to(additive,
                              {q.size(0), q.size(1), q.size(2), k.size(2)}, site)
                     .value();

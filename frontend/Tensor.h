@@ -267,6 +267,11 @@ std::pair<Tensor, Tensor> rope_tables(Trace &trace, int64_t seq,
                                       DType dtype = DType::F32,
                                       int64_t offset = 0,
                                       Site site = Site::current());
+/// rope_tables at the positions held by a 1-D integer or float tensor (e.g.
+/// `position + arange(seq)` for the tokens of a decoding step).
+std::pair<Tensor, Tensor> rope_tables(const Tensor &positions, int64_t head_dim,
+                                      double theta, DType dtype = DType::F32,
+                                      Site site = Site::current());
 /// Rotary embedding of x [..., seq, head_dim] (rotate-half convention).
 Tensor apply_rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
                     Site site = Site::current());

@@ -13,21 +13,36 @@ using namespace mlir;
 
 namespace genesis {
 
+std::shared_ptr<Trace::Shared> Trace::newModule() {
+  auto shared = std::make_shared<Trace::Shared>();
+  shared->context = std::make_unique<MLIRContext>();
+  shared->context->loadDialect<GenesisDialect, func::FuncDialect>();
+  shared->module = ModuleOp::create(UnknownLoc::get(shared->context.get()));
+  return shared;
+}
+
 Trace::Trace(const std::string &functionName)
-    : context_(std::make_unique<MLIRContext>()), builder_(context_.get()) {
-  context_->loadDialect<GenesisDialect, func::FuncDialect>();
-  module_ = ModuleOp::create(UnknownLoc::get(context_.get()));
-  builder_.setInsertionPointToEnd(module_->getBody());
-  function_ = func::FuncOp::create(builder_, UnknownLoc::get(context_.get()),
-                                   functionName,
-                                   builder_.getFunctionType({}, {}));
+    : Trace(functionName, newModule()) {}
+
+Trace::Trace(const std::string &functionName, Trace &other)
+    : Trace(functionName, other.shared_) {}
+
+Trace::Trace(const std::string &functionName, std::shared_ptr<Shared> shared)
+    : shared_(std::move(shared)), builder_(shared_->context.get()) {
+  ModuleOp module = shared_->module.get();
+  if (module.lookupSymbol(functionName))
+    throw Error("the traced module already has a function @" + functionName);
+  builder_.setInsertionPointToEnd(module.getBody());
+  function_ =
+      func::FuncOp::create(builder_, UnknownLoc::get(&context()), functionName,
+                           builder_.getFunctionType({}, {}));
   builder_.setInsertionPointToEnd(function_.addEntryBlock());
 }
 
 Trace::~Trace() = default;
 
 Location Trace::location(Site site) {
-  return FileLineColLoc::get(context_.get(), site.file, site.line, 0);
+  return FileLineColLoc::get(&context(), site.file, site.line, 0);
 }
 
 void Trace::fail(Site site, const std::string &message) {
@@ -42,7 +57,7 @@ void Trace::checkOpen(Site site) const {
 }
 
 Operation *Trace::insert(OperationState &state) {
-  DiagnosticCapture capture(context_.get());
+  DiagnosticCapture capture(&context());
   Operation *op = builder_.create(state);
   auto invalid = [&](const char *what) {
     std::string message = capture.firstError(
@@ -54,7 +69,7 @@ Operation *Trace::insert(OperationState &state) {
   if (auto inference = dyn_cast<InferTypeOpInterface>(op)) {
     SmallVector<Type> types;
     if (failed(inference.inferReturnTypes(
-            context_.get(), op->getLoc(), op->getOperands(),
+            &context(), op->getLoc(), op->getOperands(),
             op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
             op->getRegions(), types)))
       invalid("has operands of invalid types");
@@ -91,8 +106,7 @@ Tensor Trace::input(const std::string &name, DType dtype, const Shape &shape,
   for (int64_t size : shape)
     if (size < 0)
       fail(site, "input '" + name + "' has a negative dimension");
-  auto type =
-      RankedTensorType::get(shape, elementTypeOf(context_.get(), dtype));
+  auto type = RankedTensorType::get(shape, elementTypeOf(&context(), dtype));
   return Tensor(addArgument(name, "input", type, site), this);
 }
 
@@ -102,7 +116,7 @@ void Trace::bind(nn::Module &module, const std::string &prefix, Site site) {
     for (auto &[name, parameter] : named) {
       const HostArray &data = parameter->data();
       auto type = RankedTensorType::get(
-          data.shape(), elementTypeOf(context_.get(), data.dtype()));
+          data.shape(), elementTypeOf(&context(), data.dtype()));
       BlockArgument argument = addArgument(prefix + name, role, type, site);
       bound_.back() = &data;
       parameter->bind(Tensor(argument, this), prefix + name);
@@ -145,9 +159,11 @@ func::FuncOp Trace::finish() {
       entry.getArgumentTypes(), ValueRange(outputs_).getTypes()));
   for (auto [i, name] : llvm::enumerate(outputNames_))
     function_.setResultAttr(i, "genesis.name", builder_.getStringAttr(name));
-  DiagnosticCapture capture(context_.get());
-  if (failed(verify(*module_)))
-    throw Error(capture.firstError("the traced module failed to verify"));
+  DiagnosticCapture capture(&context());
+  // The function alone: another trace may still be recording into the
+  // module.
+  if (failed(verify(function_)))
+    throw Error(capture.firstError("the traced function failed to verify"));
   return function_;
 }
 
@@ -155,7 +171,7 @@ std::string Trace::str() {
   finish();
   std::string text;
   llvm::raw_string_ostream os(text);
-  module_->print(os);
+  module().print(os);
   return text;
 }
 

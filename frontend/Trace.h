@@ -12,6 +12,12 @@
 //   trace.output("logits", model.forward(x));
 //   mlir::func::FuncOp f = trace.finish();
 //
+// Several traces can record functions of one module (one plan then holds
+// them all, sharing persistent tensors by name):
+//
+//   genesis::Trace prefill("prefill");
+//   genesis::Trace decode("decode", prefill);   // same module and context
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_FRONTEND_TRACE_H
@@ -39,11 +45,15 @@ class Module;
 class Trace {
 public:
   explicit Trace(const std::string &functionName = "forward");
+  /// Records `functionName` into the module and context of `other`; the
+  /// module lives as long as any trace recording into it. Throws if the
+  /// module already has a function of that name.
+  Trace(const std::string &functionName, Trace &other);
   ~Trace();
   Trace(const Trace &) = delete;
   Trace &operator=(const Trace &) = delete;
 
-  mlir::MLIRContext &context() { return *context_; }
+  mlir::MLIRContext &context() { return *shared_->context; }
 
   /// A function argument supplied at run time (role "input").
   Tensor input(const std::string &name, DType dtype, const Shape &shape,
@@ -64,7 +74,7 @@ public:
 
   /// Adds the return and verifies; later calls return the same function.
   mlir::func::FuncOp finish();
-  mlir::ModuleOp module() { return module_.get(); }
+  mlir::ModuleOp module() { return shared_->module.get(); }
   /// The module as text (finishes the trace first).
   std::string str();
 
@@ -93,8 +103,17 @@ private:
                                   Site site);
   void checkOpen(Site site) const;
 
-  std::unique_ptr<mlir::MLIRContext> context_;
-  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  /// The context and module, shared by the traces recording into them.
+  struct Shared {
+    std::unique_ptr<mlir::MLIRContext> context;
+    /// Declared after the context: destroyed before it.
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+  };
+
+  static std::shared_ptr<Shared> newModule();
+  Trace(const std::string &functionName, std::shared_ptr<Shared> shared);
+
+  std::shared_ptr<Shared> shared_;
   mlir::func::FuncOp function_;
   mlir::OpBuilder builder_;
   bool finished_ = false;

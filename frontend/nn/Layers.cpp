@@ -81,6 +81,63 @@ Tensor Dropout::forward(const Tensor &x) {
   return dropout(x, p, is_training());
 }
 
+namespace {
+/// The buffers "k" and "v" of one layer.
+class LayerCache : public Module {
+public:
+  explicit LayerCache(const Shape &shape) {
+    register_buffer("k", HostArray(DType::F32, shape));
+    register_buffer("v", HostArray(DType::F32, shape));
+  }
+};
+} // namespace
+
+KvCacheBuffers::KvCacheBuffers(int64_t num_layers, int64_t batch,
+                               int64_t kv_heads, int64_t max_len,
+                               int64_t head_dim)
+    : num_layers(num_layers), max_len(max_len) {
+  auto layers = register_module("layers", std::make_shared<ModuleList<>>());
+  for (int64_t i = 0; i < num_layers; ++i)
+    layers->push_back(std::make_shared<LayerCache>(
+        Shape{batch, kv_heads, max_len, head_dim}));
+}
+
+std::vector<KvCache> KvCacheBuffers::caches() {
+  NamedParameters buffers = named_buffers();
+  std::vector<KvCache> caches;
+  for (size_t i = 0; i + 1 < buffers.size(); i += 2)
+    caches.push_back(
+        {buffers[i].second->tensor(), buffers[i + 1].second->tensor()});
+  return caches;
+}
+
+namespace {
+/// `cache` [B, H, T, D] with rows position .. position + S - 1 replaced by
+/// `rows` [B, H, S, D]: an elementwise select of a gather, which a plan runs
+/// in place on the cache's buffer.
+Tensor write_rows(const Tensor &cache, const Tensor &rows,
+                  const Tensor &position) {
+  int64_t seq = rows.size(2), length = cache.size(2);
+  Tensor offset = arange(cache.trace(), length) - position;
+  Tensor inside = logical_and(ge(offset, full_like(offset, 0)),
+                              lt(offset, full_like(offset, seq)));
+  Tensor source = index_select(rows, 2, clamp(offset, 0, seq - 1));
+  return where(inside.reshape({1, 1, length, 1}), source, cache);
+}
+} // namespace
+
+Tensor cached_attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                        const Tensor &position, KvCache &cache) {
+  cache.key = write_rows(cache.key, k, position);
+  cache.value = write_rows(cache.value, v, position);
+  // Query s (at position + s) may attend to key t when t <= position + s.
+  Trace &trace = q.trace();
+  int64_t seq = q.size(2), length = cache.key.size(2);
+  Tensor queryPositions = (arange(trace, seq) + position).unsqueeze(1);
+  Tensor allowed = le(arange(trace, length).unsqueeze(0), queryPositions);
+  return scaled_dot_product_attention(q, cache.key, cache.value, allowed);
+}
+
 Attention::Attention(int64_t hidden, int64_t num_heads, int64_t num_kv_heads,
                      double rope_theta, bool qkv_bias, Generator &generator)
     : num_heads(num_heads), num_kv_heads(num_kv_heads),
@@ -102,21 +159,39 @@ Attention::Attention(int64_t hidden, int64_t num_heads, int64_t num_kv_heads,
       "o_proj", std::make_shared<Linear>(hidden, hidden, false, generator));
 }
 
-Tensor Attention::forward(const Tensor &x) {
-  int64_t batch = x.size(0), seq = x.size(1), hidden = x.size(2);
+std::array<Tensor, 3> Attention::rotated_projections(const Tensor &x,
+                                                     const Tensor &cos,
+                                                     const Tensor &sin) {
+  int64_t batch = x.size(0), seq = x.size(1);
   auto heads = [&](const Tensor &t, int64_t count) {
     return t.reshape({batch, seq, count, head_dim}).transpose(1, 2);
   };
   Tensor q = heads(q_proj->forward(x), num_heads);
   Tensor k = heads(k_proj->forward(x), num_kv_heads);
   Tensor v = heads(v_proj->forward(x), num_kv_heads);
+  return {apply_rotary(q, cos, sin), apply_rotary(k, cos, sin), v};
+}
+
+Tensor Attention::merge_heads(const Tensor &o) {
+  int64_t batch = o.size(0), seq = o.size(2);
+  return o_proj->forward(
+      o.transpose(1, 2).reshape({batch, seq, num_heads * head_dim}));
+}
+
+Tensor Attention::forward(const Tensor &x) {
   auto [cos, sin] =
-      rope_tables(x.trace(), seq, head_dim, rope_theta, x.dtype());
-  q = apply_rotary(q, cos, sin);
-  k = apply_rotary(k, cos, sin);
-  Tensor o = scaled_dot_product_attention(q, k, v, std::nullopt,
-                                          /*is_causal=*/true);
-  return o_proj->forward(o.transpose(1, 2).reshape({batch, seq, hidden}));
+      rope_tables(x.trace(), x.size(1), head_dim, rope_theta, x.dtype());
+  auto [q, k, v] = rotated_projections(x, cos, sin);
+  return merge_heads(scaled_dot_product_attention(q, k, v, std::nullopt,
+                                                  /*is_causal=*/true));
+}
+
+Tensor Attention::forward_cached(const Tensor &x, const Tensor &position,
+                                 KvCache &cache) {
+  Tensor positions = arange(x.trace(), x.size(1)) + position;
+  auto [cos, sin] = rope_tables(positions, head_dim, rope_theta, x.dtype());
+  auto [q, k, v] = rotated_projections(x, cos, sin);
+  return merge_heads(cached_attention(q, k, v, position, cache));
 }
 
 SwiGLU::SwiGLU(int64_t hidden, int64_t intermediate, Generator &generator) {
@@ -152,6 +227,13 @@ DecoderLayer::DecoderLayer(const Config &config, Generator &generator) {
 
 Tensor DecoderLayer::forward(const Tensor &x) {
   Tensor h = x + self_attn->forward(input_layernorm->forward(x));
+  return h + mlp->forward(post_attention_layernorm->forward(h));
+}
+
+Tensor DecoderLayer::forward_cached(const Tensor &x, const Tensor &position,
+                                    KvCache &cache) {
+  Tensor h = x + self_attn->forward_cached(input_layernorm->forward(x),
+                                           position, cache);
   return h + mlp->forward(post_attention_layernorm->forward(h));
 }
 

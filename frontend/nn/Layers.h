@@ -13,6 +13,8 @@
 #include "frontend/nn/Module.h"
 #include "runtime/Random.h"
 
+#include <array>
+
 namespace genesis::nn {
 
 /// y = x W^T + b; W [out, in] and b [out] ~ U(-1/sqrt(in), 1/sqrt(in)), the
@@ -109,6 +111,36 @@ public:
   int64_t start_dim, end_dim;
 };
 
+/// The keys and values of one attention layer at every position a generation
+/// can reach, [B, Hkv, max_len, D] each. A cached forward replaces both by
+/// their updated values; traced into a plan, they are persistent buffers that
+/// the plan's functions update in place.
+struct KvCache {
+  Tensor key, value;
+};
+
+/// Zero-filled buffers "layers.<i>.k" and "layers.<i>.v", one KvCache per
+/// layer, [batch, kv_heads, max_len, head_dim] each. Kept out of the model so
+/// that its state_dict stays the checkpoint's; bind it with its own prefix
+/// (Trace::bind(caches, "cache.")).
+class KvCacheBuffers : public Module {
+public:
+  KvCacheBuffers(int64_t num_layers, int64_t batch, int64_t kv_heads,
+                 int64_t max_len, int64_t head_dim);
+  /// The traced buffers of the most recent bind, in layer order.
+  std::vector<KvCache> caches();
+  int64_t num_layers, max_len;
+};
+
+/// Attention of S queries q [B, Hq, S, D] at positions position .. position +
+/// S - 1 (`position` an i64 scalar tensor) over a cache: first writes the new
+/// keys and values k, v [B, Hkv, S, D] into `cache` at those positions (rows
+/// past the cache's end are dropped), then lets query s attend to the cached
+/// positions t <= position + s. Returns [B, Hq, S, D]; GQA reads the Hkv
+/// heads of the cache directly.
+Tensor cached_attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                        const Tensor &position, KvCache &cache);
+
 /// Causal self-attention with grouped-query heads and rotary embeddings, as
 /// Qwen2Attention: q/k/v projections (with bias when `qkv_bias`), o_proj
 /// without bias. Input and output are [B, S, hidden].
@@ -118,9 +150,21 @@ public:
             double rope_theta = 1e6, bool qkv_bias = true,
             Generator &generator = default_generator());
   Tensor forward(const Tensor &x) override;
+  /// forward for the tokens x at positions position .. position + S - 1
+  /// (an i64 scalar tensor), attending over `cache`, which it updates (see
+  /// cached_attention).
+  Tensor forward_cached(const Tensor &x, const Tensor &position,
+                        KvCache &cache);
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
   int64_t num_heads, num_kv_heads, head_dim;
   double rope_theta;
+
+private:
+  /// o_proj of the attention output o [B, Hq, S, D].
+  Tensor merge_heads(const Tensor &o);
+  /// q, k and v of x [B, S, hidden] as [B, H, S, D], RoPE applied to q and k.
+  std::array<Tensor, 3> rotated_projections(const Tensor &x, const Tensor &cos,
+                                            const Tensor &sin);
 };
 
 /// down_proj(silu(gate_proj(x)) * up_proj(x)), as Qwen2MLP / LlamaMLP.
@@ -147,6 +191,9 @@ public:
   explicit DecoderLayer(const Config &config,
                         Generator &generator = default_generator());
   Tensor forward(const Tensor &x) override;
+  /// forward with Attention::forward_cached.
+  Tensor forward_cached(const Tensor &x, const Tensor &position,
+                        KvCache &cache);
   std::shared_ptr<RMSNorm> input_layernorm, post_attention_layernorm;
   std::shared_ptr<Attention> self_attn;
   std::shared_ptr<SwiGLU> mlp;

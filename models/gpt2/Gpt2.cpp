@@ -51,22 +51,34 @@ Gpt2Block::Gpt2Block(const Gpt2Config &config, Generator &generator)
                              std::make_pair("c_proj", mlp_proj)));
 }
 
-Tensor Gpt2Block::forward(const Tensor &x) {
+Tensor Gpt2Block::forward(const Tensor &x, const Attend &attend) {
   int64_t batch = x.size(0), seq = x.size(1), width = x.size(2);
   int64_t headDim = width / n_head;
   auto qkv = split(c_attn->forward(ln_1->forward(x)), width, -1);
   auto heads = [&](const Tensor &t) {
     return t.reshape({batch, seq, n_head, headDim}).transpose(1, 2);
   };
-  Tensor attended = scaled_dot_product_attention(
-      heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), std::nullopt,
-      /*is_causal=*/true);
+  Tensor attended = attend(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]));
   Tensor merged = attended.transpose(1, 2).reshape({batch, seq, width});
   Tensor h = x + genesis::dropout(attn_proj->forward(merged), dropout,
                                   is_training());
   Tensor mlp =
       mlp_proj->forward(gelu(c_fc->forward(ln_2->forward(h)), "tanh"));
   return h + genesis::dropout(mlp, dropout, is_training());
+}
+
+Tensor Gpt2Block::forward(const Tensor &x) {
+  return forward(x, [](const Tensor &q, const Tensor &k, const Tensor &v) {
+    return scaled_dot_product_attention(q, k, v, std::nullopt,
+                                        /*is_causal=*/true);
+  });
+}
+
+Tensor Gpt2Block::forward_cached(const Tensor &x, const Tensor &position,
+                                 nn::KvCache &cache) {
+  return forward(x, [&](const Tensor &q, const Tensor &k, const Tensor &v) {
+    return nn::cached_attention(q, k, v, position, cache);
+  });
 }
 
 Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
@@ -101,11 +113,33 @@ Tensor Gpt2::forward(const Tensor &ids) {
   x = genesis::dropout(x, config.dropout, is_training());
   for (auto &block : *h)
     x = block->forward(x);
-  Tensor hidden = ln_f->forward(x);
+  return logits(x);
+}
+
+Tensor Gpt2::forward_cached(const Tensor &ids, const Tensor &position,
+                            const Tensor &last,
+                            std::vector<nn::KvCache> &caches) {
+  if (static_cast<int64_t>(caches.size()) != config.n_layer)
+    ids.trace().fail(Site::current(),
+                     "GPT-2: " + std::to_string(caches.size()) +
+                         " KV caches for " + std::to_string(config.n_layer) +
+                         " blocks");
+  Tensor positions = clamp(arange(ids.trace(), ids.size(1)) + position,
+                           std::nullopt, config.n_positions - 1);
+  Tensor x = wte->forward(ids) + wpe->forward(positions);
+  x = genesis::dropout(x, config.dropout, is_training());
+  for (size_t i = 0; i < caches.size(); ++i)
+    x = (*h)[i].forward_cached(x, position, caches[i]);
+  // Only row `last` reaches ln_f and the LM head.
+  return logits(index_select(x, 1, last.reshape({1})).squeeze(1));
+}
+
+Tensor Gpt2::logits(const Tensor &hidden) {
+  Tensor normed = ln_f->forward(hidden);
   if (lm_head)
-    return lm_head->forward(hidden);
+    return lm_head->forward(normed);
   // The LM head is the token embedding, transposed (tied weights).
-  return linear(hidden, wte->weight);
+  return linear(normed, wte->weight);
 }
 
 Gpt2Config readGpt2Config(const std::string &path) {

@@ -17,8 +17,10 @@
 #include "frontend/nn/Layers.h"
 #include "models/common/HuggingFace.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace genesis::models {
 
@@ -47,10 +49,21 @@ class Gpt2Block : public nn::Module {
 public:
   Gpt2Block(const Gpt2Config &config, Generator &generator);
   Tensor forward(const Tensor &x) override;
+  /// forward for the tokens x at positions position .. position + S - 1
+  /// (an i64 scalar tensor), attending over `cache`, which it updates (see
+  /// nn::cached_attention).
+  Tensor forward_cached(const Tensor &x, const Tensor &position,
+                        nn::KvCache &cache);
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
   std::shared_ptr<Conv1D> c_attn, attn_proj, c_fc, mlp_proj;
   int64_t n_head;
   double dropout;
+
+private:
+  using Attend =
+      std::function<Tensor(const Tensor &q, const Tensor &k, const Tensor &v)>;
+  /// The block around an attention of q, k, v [B, H, S, D].
+  Tensor forward(const Tensor &x, const Attend &attend);
 };
 
 class Gpt2 : public nn::Module {
@@ -59,12 +72,23 @@ public:
                 Generator &generator = default_generator());
   /// Token ids [B, S] -> logits [B, S, vocab].
   Tensor forward(const Tensor &ids) override;
+  /// The logits [B, vocab] of token `last` (an i64 scalar tensor) of ids
+  /// [B, S] at positions position .. position + S - 1, attending over one
+  /// cache per block (updated; see nn::cached_attention). Positions past
+  /// n_positions are clamped to the last learned one: only padding may lie
+  /// there.
+  Tensor forward_cached(const Tensor &ids, const Tensor &position,
+                        const Tensor &last, std::vector<nn::KvCache> &caches);
   Gpt2Config config;
   std::shared_ptr<nn::Embedding> wte, wpe;
   std::shared_ptr<nn::ModuleList<Gpt2Block>> h;
   std::shared_ptr<nn::LayerNorm> ln_f;
   /// Null when tie_word_embeddings: the head is then wte's weight.
   std::shared_ptr<nn::Linear> lm_head;
+
+private:
+  /// ln_f and the LM head.
+  Tensor logits(const Tensor &hidden);
 };
 
 /// Reads a Hugging Face GPT-2 config.json. Missing sizes, values of the

@@ -1,6 +1,7 @@
 //===- Qwen2.cpp - Qwen2 dense decoder in the Genesis frontend ------------===//
 
 #include "models/qwen2/Qwen2.h"
+#include "frontend/Trace.h"
 #include "models/common/HuggingFace.h"
 
 namespace genesis::models {
@@ -57,6 +58,21 @@ Tensor Qwen2Model::forward(const Tensor &ids) {
   return norm->forward(x);
 }
 
+Tensor Qwen2Model::forward_cached(const Tensor &ids, const Tensor &position,
+                                  const Tensor &last,
+                                  std::vector<nn::KvCache> &caches) {
+  if (caches.size() != layers->size())
+    ids.trace().fail(Site::current(),
+                     "Qwen2: " + std::to_string(caches.size()) +
+                         " KV caches for " + std::to_string(layers->size()) +
+                         " layers");
+  Tensor x = embed_tokens->forward(ids);
+  for (size_t i = 0; i < caches.size(); ++i)
+    x = (*layers)[i].forward_cached(x, position, caches[i]);
+  // Only row `last` reaches the final norm (and the LM head).
+  return norm->forward(index_select(x, 1, last.reshape({1})).squeeze(1));
+}
+
 Qwen2ForCausalLM::Qwen2ForCausalLM(const Qwen2Config &config,
                                    Generator &generator)
     : config(config) {
@@ -79,7 +95,17 @@ Qwen2ForCausalLM::Qwen2ForCausalLM(const Qwen2Config &config,
 }
 
 Tensor Qwen2ForCausalLM::forward(const Tensor &ids) {
-  Tensor hidden = model->forward(ids);
+  return logits(model->forward(ids));
+}
+
+Tensor Qwen2ForCausalLM::forward_cached(const Tensor &ids,
+                                        const Tensor &position,
+                                        const Tensor &last,
+                                        std::vector<nn::KvCache> &caches) {
+  return logits(model->forward_cached(ids, position, last, caches));
+}
+
+Tensor Qwen2ForCausalLM::logits(const Tensor &hidden) {
   if (lm_head)
     return lm_head->forward(hidden);
   return linear(hidden, model->embed_tokens->weight);

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace genesis::models {
 
@@ -58,6 +59,11 @@ public:
   Qwen2Model(const Qwen2Config &config, Generator &generator);
   /// Token ids [B, S] -> final hidden states [B, S, hidden].
   Tensor forward(const Tensor &ids) override;
+  /// The final hidden state [B, hidden] of token `last` (an i64 scalar
+  /// tensor) of ids [B, S] at positions position .. position + S - 1,
+  /// attending over one cache per layer (updated; see nn::cached_attention).
+  Tensor forward_cached(const Tensor &ids, const Tensor &position,
+                        const Tensor &last, std::vector<nn::KvCache> &caches);
   std::shared_ptr<nn::Embedding> embed_tokens;
   std::shared_ptr<nn::ModuleList<nn::DecoderLayer>> layers;
   std::shared_ptr<nn::RMSNorm> norm;
@@ -69,10 +75,16 @@ public:
                             Generator &generator = default_generator());
   /// Token ids [B, S] -> logits [B, S, vocab].
   Tensor forward(const Tensor &ids) override;
+  /// The logits [B, vocab] of token `last` (see Qwen2Model::forward_cached).
+  Tensor forward_cached(const Tensor &ids, const Tensor &position,
+                        const Tensor &last, std::vector<nn::KvCache> &caches);
   Qwen2Config config;
   std::shared_ptr<Qwen2Model> model;
   /// Null when tie_word_embeddings: the head is then embed_tokens' weight.
   std::shared_ptr<nn::Linear> lm_head;
+
+private:
+  Tensor logits(const Tensor &hidden);
 };
 
 /// Reads a Hugging Face Qwen2 config.json. Missing sizes, values of the

@@ -517,6 +517,45 @@ TEST(Frontend, AttentionMatchesAnIndependentLoop) {
     }
 }
 
+TEST(Frontend, BoolAttentionMaskAdmitsTheTrueKeys) {
+  // A bool mask equal to the causal one gives the causal result.
+  Trace trace("f");
+  Tensor q = trace.input("q", DType::F64, {1, 2, 3, 4});
+  Tensor k = trace.input("k", DType::F64, {1, 1, 3, 4});
+  Tensor causal =
+      le(arange(trace, 3).unsqueeze(0), arange(trace, 3).unsqueeze(1));
+  trace.output("masked", scaled_dot_product_attention(q, k, k, causal));
+  trace.output("causal",
+               scaled_dot_product_attention(q, k, k, std::nullopt, true));
+  std::vector<HostArray> o =
+      run(trace, {{"q", randomArray({1, 2, 3, 4}, 1, -1, 1, DType::F64)},
+                  {"k", randomArray({1, 1, 3, 4}, 2, -1, 1, DType::F64)}});
+  for (int64_t i = 0; i < o[1].numel(); ++i)
+    EXPECT_NEAR(o[0].getDouble(i), o[1].getDouble(i), 1e-15) << i;
+}
+
+TEST(Frontend, TracesShareAModuleAndItsParameters) {
+  nn::Linear layer(3, 2);
+  auto first = std::make_unique<Trace>("first");
+  first->bind(layer);
+  first->output("y", layer(first->input("x", DType::F32, {1, 3})));
+  first->finish();
+  Trace second("second", *first);
+  second.bind(layer);
+  second.output("y", layer(second.input("x", DType::F32, {4, 3})));
+  second.finish();
+  EXPECT_THROW(Trace("second", second), Error);
+
+  mlir::ModuleOp module = second.module();
+  EXPECT_EQ(module, first->module());
+  EXPECT_TRUE(module.lookupSymbol("first"));
+  // The module outlives the trace that created it.
+  first.reset();
+  EXPECT_TRUE(module.lookupSymbol("second"));
+  HostArray x = randomArray({4, 3}, 5);
+  EXPECT_EQ(run(second, {{"x", x}})[0].shape(), (Shape{4, 2}));
+}
+
 TEST(Frontend, UnboundParameterIsAClearError) {
   nn::Linear layer(3, 2);
   Trace trace("f");

@@ -1,0 +1,135 @@
+//===- Generation.h - Text generation from a compiled plan ------*- C++ -*-===//
+//
+// The runtime half of generation: it drives a generation plan (made by
+// compileGeneration, models/lm/GenerationCompiler.h) through a Session and
+// links no MLIR, so it runs wherever the runtime does.
+//
+// A generation plan holds two functions over the same parameters and the same
+// KV cache, persistent buffers "cache.layers.<i>.k" and "cache.layers.<i>.v"
+// [1, Hkv, maxLength, D] that both update in place:
+//
+//   prefill(ids [1, P] i64, position [] i64, last [] i64) -> logits [1, vocab]
+//   decode(token [1, 1] i64, position [] i64)             -> logits [1, vocab]
+//
+// Each writes the keys and values of its tokens at positions position ..
+// position + S - 1 and returns the logits after token `last` (decode: its
+// only token). A prompt runs through prefill in chunks of P tokens, the last
+// chunk padded; each new token runs through decode.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_MODELS_LM_GENERATION_H
+#define GENESIS_MODELS_LM_GENERATION_H
+
+#include "models/common/Sampling.h"
+#include "runtime/ArrayIO.h"
+#include "runtime/Session.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace genesis::lm {
+
+/// The function and tensor names of a generation plan.
+namespace names {
+inline constexpr const char *kPrefill = "prefill";
+inline constexpr const char *kDecode = "decode";
+inline constexpr const char *kIds = "ids";
+inline constexpr const char *kToken = "token";
+inline constexpr const char *kPosition = "position";
+inline constexpr const char *kLast = "last";
+inline constexpr const char *kLogits = "logits";
+/// The prefix of the cache buffers' names.
+inline constexpr const char *kCachePrefix = "cache.";
+} // namespace names
+
+/// Binds every parameter of `session`'s plan from `weights` by name. Throws
+/// genesis::Error naming the parameter that `source` (a file name, for the
+/// message) lacks or holds with another dtype or shape.
+void bindParameters(Session &session, const NamedArrays &weights,
+                    const std::string &source);
+
+/// A Session of a generation plan and the number of tokens in its cache.
+class GenerationSession {
+public:
+  /// Checks that the plan has the functions, inputs, output and cache
+  /// buffers described above (an error names what differs) and zeroes the
+  /// caches. The parameters are bound by the caller, before or after.
+  explicit GenerationSession(Session session);
+
+  Session &session() { return session_; }
+  /// The cache's length: the most tokens a conversation can hold.
+  int64_t maxLength() const { return maxLength_; }
+  /// P, the tokens of one prefill call.
+  int64_t prefillLength() const { return prefillLength_; }
+  int64_t vocabSize() const { return vocabSize_; }
+  /// The tokens in the cache, which is also the position of the next.
+  int64_t position() const { return position_; }
+
+  /// Runs `tokens` (at least one) at the current position, in prefill chunks
+  /// (a lone last token through decode), and returns the logits after the
+  /// last one. Throws genesis::Error, before running anything, for an id
+  /// outside [0, vocabSize) or tokens that do not fit in the cache.
+  std::vector<float> prefill(const std::vector<int64_t> &tokens);
+  /// Runs one token; see prefill.
+  std::vector<float> decode(int64_t token);
+  /// Starts a new conversation (position 0). Stale cache rows need no
+  /// clearing: every position is written before it is attended to.
+  void reset() { position_ = 0; }
+
+private:
+  void check(const std::vector<int64_t> &tokens) const;
+  std::vector<float> logitsOf(std::map<std::string, HostArray> outputs);
+
+  Session session_;
+  int64_t maxLength_ = 0;
+  int64_t prefillLength_ = 0;
+  int64_t vocabSize_ = 0;
+  int64_t position_ = 0;
+};
+
+struct GenerateOptions {
+  /// The most tokens to generate (>= 1).
+  int64_t maxNewTokens = 64;
+  /// Generation ends after any of these tokens (kept in the result).
+  std::vector<int64_t> stopTokens;
+  /// Sample only ids below this (a tokenizer smaller than the model's
+  /// vocabulary); 0 or more than the model's vocabulary: every id.
+  int64_t samplableTokens = 0;
+};
+
+enum class StopReason { MaxNewTokens, StopToken, CacheFull };
+
+struct GenerationResult {
+  /// The new tokens. The last one is not in the cache yet: a conversation
+  /// that goes on feeds it first.
+  std::vector<int64_t> tokens;
+  StopReason stopReason = StopReason::MaxNewTokens;
+  int64_t promptTokens = 0;
+  double prefillSeconds = 0;
+  /// Decode calls (each gives one token) and their time, sampling included.
+  int64_t decodeSteps = 0;
+  double decodeSeconds = 0;
+
+  double decodeTokensPerSecond() const {
+    return decodeSeconds > 0 ? static_cast<double>(decodeSteps) / decodeSeconds
+                             : 0.0;
+  }
+};
+
+/// Prefills `prompt` (at least one token) after what the cache holds, then
+/// samples a token from the logits and decodes it, until a stop token,
+/// options.maxNewTokens tokens, or a full cache. `onToken` sees each new
+/// token as it is sampled (to print it). Throws genesis::Error if the prompt
+/// does not fit in the cache or the options are invalid.
+GenerationResult generate(GenerationSession &session,
+                          const std::vector<int64_t> &prompt,
+                          text::Sampler &sampler,
+                          const GenerateOptions &options,
+                          const std::function<void(int64_t)> &onToken = {});
+
+} // namespace genesis::lm
+
+#endif // GENESIS_MODELS_LM_GENERATION_H

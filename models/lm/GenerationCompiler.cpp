@@ -1,0 +1,187 @@
+//===- GenerationCompiler.cpp - Compiling language models to generate -----===//
+
+#include "models/lm/GenerationCompiler.h"
+#include "dialect/Utils/DiagnosticCapture.h"
+#include "models/common/HuggingFace.h"
+#include "models/gpt2/Gpt2.h"
+#include "models/lm/Generation.h"
+#include "models/qwen2/Qwen2.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace genesis::lm {
+
+CausalLM::~CausalLM() = default;
+
+namespace {
+
+class Gpt2LM final : public CausalLM {
+public:
+  explicit Gpt2LM(std::unique_ptr<models::Gpt2> gpt) : gpt_(std::move(gpt)) {}
+  std::string modelType() const override { return "gpt2"; }
+  nn::Module &model() override { return *gpt_; }
+  Tensor forward_cached(const Tensor &ids, const Tensor &position,
+                        const Tensor &last,
+                        std::vector<nn::KvCache> &caches) override {
+    return gpt_->forward_cached(ids, position, last, caches);
+  }
+  int64_t numLayers() const override { return gpt_->config.n_layer; }
+  int64_t numKvHeads() const override { return gpt_->config.n_head; }
+  int64_t headDim() const override {
+    return gpt_->config.n_embd / gpt_->config.n_head;
+  }
+  int64_t vocabSize() const override { return gpt_->config.vocab_size; }
+  int64_t maxPositions() const override { return gpt_->config.n_positions; }
+
+private:
+  std::unique_ptr<models::Gpt2> gpt_;
+};
+
+class Qwen2LM final : public CausalLM {
+public:
+  explicit Qwen2LM(std::unique_ptr<models::Qwen2ForCausalLM> qwen)
+      : qwen_(std::move(qwen)) {}
+  std::string modelType() const override { return "qwen2"; }
+  nn::Module &model() override { return *qwen_; }
+  Tensor forward_cached(const Tensor &ids, const Tensor &position,
+                        const Tensor &last,
+                        std::vector<nn::KvCache> &caches) override {
+    return qwen_->forward_cached(ids, position, last, caches);
+  }
+  int64_t numLayers() const override { return qwen_->config.num_hidden_layers; }
+  int64_t numKvHeads() const override {
+    return qwen_->config.num_key_value_heads;
+  }
+  int64_t headDim() const override { return qwen_->config.head_dim(); }
+  int64_t vocabSize() const override { return qwen_->config.vocab_size; }
+  int64_t maxPositions() const override {
+    return qwen_->config.max_position_embeddings;
+  }
+
+private:
+  std::unique_ptr<models::Qwen2ForCausalLM> qwen_;
+};
+
+std::unique_ptr<CausalLM> wrap(std::unique_ptr<models::Gpt2> gpt) {
+  gpt->eval();
+  return std::make_unique<Gpt2LM>(std::move(gpt));
+}
+
+std::unique_ptr<CausalLM> wrap(std::unique_ptr<models::Qwen2ForCausalLM> qwen) {
+  qwen->eval();
+  return std::make_unique<Qwen2LM>(std::move(qwen));
+}
+
+} // namespace
+
+std::unique_ptr<CausalLM> loadCausalLM(const std::string &directory) {
+  std::string configPath = directory + "/config.json";
+  std::ifstream file(configPath);
+  if (!file)
+    throw Error("cannot open '" + configPath + "'");
+  nlohmann::json config = nlohmann::json::parse(file, nullptr, false);
+  auto type = config.is_object() ? config.find("model_type") : config.end();
+  std::string modelType =
+      type != config.end() && type->is_string() ? type->get<std::string>() : "";
+  if (modelType == "gpt2")
+    return wrap(models::loadGpt2(directory));
+  if (modelType == "qwen2")
+    return wrap(models::loadQwen2(directory));
+  throw Error("config file '" + configPath + "': model_type " +
+              (modelType.empty() ? std::string("is missing")
+                                 : "'" + modelType + "' is not supported") +
+              "; generation supports 'gpt2' and 'qwen2'");
+}
+
+std::vector<std::string> randomModelNames() {
+  return {"gpt2-tiny", "qwen2-tiny", "gpt2-124m", "qwen2.5-0.5b"};
+}
+
+std::unique_ptr<CausalLM> randomCausalLM(const std::string &name,
+                                         uint64_t seed) {
+  Generator generator(seed);
+  // Room for the byte tokenizer's 257 ids and a small BPE vocabulary.
+  constexpr int64_t kTinyVocabulary = 512;
+  if (name == "gpt2-tiny" || name == "gpt2-124m") {
+    models::Gpt2Config config;
+    if (name == "gpt2-tiny") {
+      config.vocab_size = kTinyVocabulary;
+      config.n_embd = 64;
+      config.n_layer = 2;
+      config.n_head = 4;
+    }
+    return wrap(std::make_unique<models::Gpt2>(config, generator));
+  }
+  if (name == "qwen2-tiny" || name == "qwen2.5-0.5b") {
+    models::Qwen2Config config = models::Qwen2Config::qwen2_5_0_5b();
+    if (name == "qwen2-tiny") {
+      config = models::Qwen2Config::tiny();
+      config.vocab_size = kTinyVocabulary;
+      config.max_position_embeddings = 1024;
+    }
+    return wrap(std::make_unique<models::Qwen2ForCausalLM>(config, generator));
+  }
+  std::string known;
+  for (const std::string &known_name : randomModelNames())
+    known += (known.empty() ? "" : ", ") + known_name;
+  throw Error("unknown model configuration '" + name + "' (known: " + known +
+              ")");
+}
+
+GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
+  if (shape.maxLength < 1 || shape.maxLength > lm.maxPositions())
+    throw Error("generation: the maximum length " +
+                std::to_string(shape.maxLength) + " must be in [1, " +
+                std::to_string(lm.maxPositions()) + "], the positions the " +
+                lm.modelType() + " model was made for");
+  if (shape.prefillLength < 1 || shape.prefillLength > shape.maxLength)
+    throw Error("generation: the prefill length " +
+                std::to_string(shape.prefillLength) + " must be in [1, " +
+                std::to_string(shape.maxLength) + "] (the maximum length)");
+  GenerationTraces traces;
+  traces.caches = std::make_unique<nn::KvCacheBuffers>(
+      lm.numLayers(), /*batch=*/1, lm.numKvHeads(), shape.maxLength,
+      lm.headDim());
+  // Both functions bind the same parameter and cache names: the plan shares
+  // those tensors, and the cache outputs update them in place.
+  auto traceStep = [&](Trace &trace, const char *idsName, int64_t tokens,
+                       bool lastInput) {
+    trace.bind(lm.model());
+    trace.bind(*traces.caches, names::kCachePrefix);
+    Tensor ids = trace.input(idsName, DType::I64, {1, tokens});
+    Tensor position = trace.input(names::kPosition, DType::I64, {});
+    Tensor last = lastInput ? trace.input(names::kLast, DType::I64, {})
+                            : zeros(trace, {}, DType::I64);
+    std::vector<nn::KvCache> caches = traces.caches->caches();
+    trace.output(names::kLogits,
+                 lm.forward_cached(ids, position, last, caches));
+    nn::Module::NamedParameters buffers = traces.caches->named_buffers();
+    for (size_t i = 0; i < caches.size(); ++i) {
+      trace.output(names::kCachePrefix + buffers[2 * i].first, caches[i].key);
+      trace.output(names::kCachePrefix + buffers[2 * i + 1].first,
+                   caches[i].value);
+    }
+    trace.finish();
+  };
+  traces.prefill = std::make_unique<Trace>(names::kPrefill);
+  traceStep(*traces.prefill, names::kIds, shape.prefillLength, true);
+  traces.decode = std::make_unique<Trace>(names::kDecode, *traces.prefill);
+  traceStep(*traces.decode, names::kToken, 1, false);
+  return traces;
+}
+
+std::vector<uint8_t> compileGeneration(CausalLM &lm,
+                                       const GenerationShape &shape,
+                                       const PlanOptions &options) {
+  GenerationTraces traces = traceGeneration(lm, shape);
+  DiagnosticCapture capture(&traces.prefill->context());
+  mlir::FailureOr<std::vector<uint8_t>> plan = compilePlan(
+      traces.prefill->module(), {names::kPrefill, names::kDecode}, options);
+  if (mlir::failed(plan))
+    throw Error(capture.firstError("compiling the generation plan failed"));
+  return std::move(*plan);
+}
+
+} // namespace genesis::lm

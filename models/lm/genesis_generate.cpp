@@ -1,0 +1,395 @@
+//===- genesis_generate.cpp - Generate text with a language model ---------===//
+//
+// Loads a Hugging Face GPT-2 or Qwen2 directory (--model) or builds a model
+// of a named configuration with random weights (--random), compiles its
+// generation plan (prefill and decode over a static KV cache) for the CPU or
+// CUDA, and generates from --prompt, or chats with --chat. --compile-only
+// writes the plan, the weights and the tokenizer to --out instead, and
+// --plan runs such a plan with its weights, without the compiler.
+//
+// Built twice: genesis-generate, and genesis-generate-runtime
+// (GENESIS_GENERATE_RUNTIME_ONLY), which has only --plan, links no MLIR or
+// LLVM shared library, and so runs on the GPU machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Utils/CommandLine.h"
+#include "models/common/Tokenizer.h"
+#include "models/lm/Generation.h"
+#include "runtime/ArrayIO.h"
+#include "runtime/PlanFile.h"
+
+#ifndef GENESIS_GENERATE_RUNTIME_ONLY
+#include "models/lm/GenerationCompiler.h"
+#include "runtime/AtomicFile.h"
+#endif
+
+#include "llvm/Support/CommandLine.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+using namespace genesis;
+namespace cl = llvm::cl;
+namespace fs = std::filesystem;
+
+#ifdef GENESIS_GENERATE_RUNTIME_ONLY
+static const char *const kProgram = "genesis-generate-runtime";
+#else
+static const char *const kProgram = "genesis-generate";
+
+static cl::opt<std::string>
+    modelDir("model",
+             cl::desc("Hugging Face model directory (config.json, "
+                      "model.safetensors, tokenizer.json if any)"),
+             cl::value_desc("dir"));
+static cl::opt<std::string>
+    randomModel("random",
+                cl::desc("Random weights of a named configuration: "
+                         "gpt2-tiny, qwen2-tiny, gpt2-124m, qwen2.5-0.5b"),
+                cl::value_desc("name"));
+static cl::opt<uint64_t> initSeed("init-seed", cl::init(0),
+                                  cl::desc("Seed of the --random weights"));
+static cl::opt<std::string> target("target", cl::init("auto"),
+                                   cl::desc("cpu, cuda, or auto (cuda when a "
+                                            "GPU is usable, else cpu)"));
+static cl::opt<int64_t>
+    maxLength("max-len", cl::init(0),
+              cl::desc("Positions in the KV cache (default: 512, at most the "
+                       "model's positions)"));
+static cl::opt<int64_t>
+    prefillLength("prefill-len", cl::init(32),
+                  cl::desc("Tokens per prefill call (at most --max-len)"));
+static cl::opt<bool>
+    compileOnly("compile-only",
+                cl::desc("Write generate.gplan, model.safetensors and the "
+                         "tokenizer to --out and stop"));
+static cl::opt<std::string> outputDir("out",
+                                      cl::desc("Directory for --compile-only"),
+                                      cl::value_desc("dir"));
+#endif
+
+static cl::opt<std::string>
+    planPath("plan", cl::desc("Run this generation plan (from --compile-only)"),
+             cl::value_desc("file"));
+static cl::opt<std::string>
+    weightsPath("weights", cl::desc("The plan's weights (safetensors)"),
+                cl::value_desc("file"));
+static cl::opt<std::string>
+    tokenizerPath("tokenizer",
+                  cl::desc("tokenizer.json for --plan (default: the one "
+                           "beside the plan, else the byte tokenizer)"),
+                  cl::value_desc("file"));
+static cl::opt<std::string> prompt("prompt", cl::desc("Text to continue"));
+static cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::init(32),
+                                     cl::desc("Most tokens to generate"));
+static cl::opt<double>
+    temperature("temperature", cl::init(1.0),
+                cl::desc("Sampling temperature; 0 is greedy"));
+static cl::opt<int64_t> topK("top-k", cl::init(0),
+                             cl::desc("Sample from the k likeliest (0: all)"));
+static cl::opt<double>
+    topP("top-p", cl::init(1.0),
+         cl::desc("Sample from the likeliest tokens of this much probability"));
+static cl::opt<uint64_t> seed("seed", cl::init(0),
+                              cl::desc("Seed of the sampling"));
+static cl::opt<bool> chat("chat",
+                          cl::desc("Chat: read one message per line of stdin"));
+static cl::opt<std::string>
+    systemPrompt("system", cl::init("You are a helpful assistant."),
+                 cl::desc("The system message of a --chat with a chat "
+                          "template"));
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The sampling options of the command line, validated.
+text::SamplingOptions samplingOptions() {
+  text::SamplingOptions options;
+  options.temperature = temperature;
+  options.topK = topK;
+  options.topP = topP;
+  options.seed = seed;
+  text::validate(options);
+  return options;
+}
+
+/// The tokenizer.json at `path` if it exists, else the byte tokenizer.
+std::unique_ptr<text::Tokenizer> tokenizerAt(const std::string &path) {
+  if (!path.empty() && fs::exists(path))
+    return std::make_unique<text::BpeTokenizer>(
+        text::BpeTokenizer::fromFile(path));
+  return std::make_unique<text::ByteTokenizer>();
+}
+
+/// What the model reads and how a conversation goes on.
+class Conversation {
+public:
+  Conversation(lm::GenerationSession &session, const text::Tokenizer &tokenizer)
+      : session_(session), tokenizer_(tokenizer), sampling_(samplingOptions()) {
+    options_.maxNewTokens = maxNewTokens;
+    options_.samplableTokens = tokenizer.vocabSize();
+    if (std::optional<int64_t> end = tokenizer.endOfTextId())
+      options_.stopTokens.push_back(*end);
+    if (auto *bpe = dynamic_cast<const text::BpeTokenizer *>(&tokenizer)) {
+      imStart_ = bpe->tokenId("<|im_start|>");
+      imEnd_ = bpe->tokenId("<|im_end|>");
+    }
+    // A chat reply ends with its message.
+    if (chat && templated())
+      options_.stopTokens.push_back(*imEnd_);
+  }
+
+  /// Whether messages go through Qwen2's ChatML template.
+  bool templated() const { return imStart_ && imEnd_; }
+
+  /// Continues `text` and prints the new text as it comes.
+  void complete(const std::string &text) {
+    std::vector<int64_t> ids = tokenizer_.encode(text);
+    if (ids.empty()) {
+      if (options_.stopTokens.empty())
+        throw Error("the prompt is empty and the tokenizer has no "
+                    "end-of-text token to start from");
+      ids.push_back(options_.stopTokens.front());
+    }
+    run(ids, text);
+  }
+
+  /// One chat turn: the reply to `message`, printed as it comes.
+  void reply(const std::string &message) {
+    std::vector<int64_t> ids =
+        turn(message, /*first=*/session_.position() == 0);
+    // One more position for at least one new token.
+    if (session_.position() + static_cast<int64_t>(ids.size()) + 1 >
+        session_.maxLength()) {
+      std::printf("[the conversation fills the KV cache (%lld positions): "
+                  "starting a new one]\n",
+                  static_cast<long long>(session_.maxLength()));
+      session_.reset();
+      ids = turn(message, /*first=*/true);
+      if (static_cast<int64_t>(ids.size()) + 1 > session_.maxLength())
+        throw Error("the message needs " + std::to_string(ids.size()) +
+                    " tokens, more than the KV cache's " +
+                    std::to_string(session_.maxLength()) + " positions allow");
+    }
+    run(ids);
+  }
+
+private:
+  /// The tokens of one chat turn: what the last reply left out of the cache
+  /// (its last token and, with the template, the end of its message), then
+  /// the message.
+  std::vector<int64_t> turn(const std::string &message, bool first) {
+    std::vector<int64_t> ids;
+    std::string text;
+    if (!first) {
+      ids.push_back(pending_);
+      if (templated()) {
+        if (pending_ != *imEnd_)
+          ids.push_back(*imEnd_);
+        text = "\n";
+      }
+    }
+    if (templated()) {
+      if (first)
+        text += "<|im_start|>system\n" + systemPrompt + "<|im_end|>\n";
+      text += "<|im_start|>user\n" + message +
+              "<|im_end|>\n<|im_start|>assistant\n";
+    } else {
+      text += message;
+    }
+    std::vector<int64_t> encoded = tokenizer_.encode(text);
+    ids.insert(ids.end(), encoded.begin(), encoded.end());
+    return ids;
+  }
+
+  /// Generates after `ids`; `echo` is printed before the first new token,
+  /// once the prompt ran.
+  void run(const std::vector<int64_t> &ids, std::string echo = "") {
+    text::Sampler sampler(sampling_, sampled_);
+    lm::GenerationResult result =
+        lm::generate(session_, ids, sampler, options_, [&](int64_t token) {
+          std::printf("%s", echo.c_str());
+          echo.clear();
+          if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(),
+                        token) != options_.stopTokens.end())
+            return;
+          std::string piece = tokenizer_.decode({token});
+          std::fwrite(piece.data(), 1, piece.size(), stdout);
+          std::fflush(stdout);
+        });
+    sampled_ = sampler.step();
+    pending_ = result.tokens.back();
+    std::printf("\n");
+    std::fprintf(chat ? stderr : stdout,
+                 "prefill: %lld tokens in %.1f ms; decode: %lld tokens, "
+                 "%.1f tokens/s%s\n",
+                 static_cast<long long>(result.promptTokens),
+                 result.prefillSeconds * 1e3,
+                 static_cast<long long>(result.decodeSteps),
+                 result.decodeTokensPerSecond(),
+                 result.stopReason == lm::StopReason::CacheFull
+                     ? " (the KV cache is full)"
+                     : "");
+    std::fflush(stdout);
+  }
+
+  lm::GenerationSession &session_;
+  const text::Tokenizer &tokenizer_;
+  text::SamplingOptions sampling_;
+  lm::GenerateOptions options_;
+  std::optional<int64_t> imStart_, imEnd_;
+  /// Sampling steps so far: each turn draws new numbers.
+  uint64_t sampled_ = 0;
+  /// The last token of the last reply, not yet in the cache.
+  int64_t pending_ = 0;
+};
+
+void generateWith(lm::GenerationSession &session,
+                  const text::Tokenizer &tokenizer) {
+  Conversation conversation(session, tokenizer);
+  if (!chat) {
+    conversation.complete(prompt);
+    return;
+  }
+  std::fprintf(stderr, "chat (%s); one message per line, end with EOF\n",
+               conversation.templated() ? "ChatML template"
+                                        : "plain continuation");
+  std::string line;
+  while (std::printf("> "), std::fflush(stdout), std::getline(std::cin, line)) {
+    // A message that cannot be answered ends its turn, not the chat.
+    try {
+      conversation.reply(line);
+    } catch (const Error &error) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s: error: %s\n", kProgram, error.what());
+    }
+  }
+  std::printf("\n");
+}
+
+/// --plan: the plan and its weights, no compiler.
+void runPlan() {
+  if (weightsPath.empty())
+    throw Error("--plan needs --weights");
+  Session session(PlanFile::load(planPath));
+  lm::bindParameters(session, loadSafetensors(weightsPath), weightsPath);
+  lm::GenerationSession generation(std::move(session));
+  std::string tokenizer = tokenizerPath;
+  if (tokenizer.empty())
+    tokenizer = (fs::path(planPath.getValue()).parent_path() / "tokenizer.json")
+                    .string();
+  else if (!fs::exists(tokenizer))
+    throw Error("cannot open '" + tokenizer + "'");
+  generateWith(generation, *tokenizerAt(tokenizer));
+}
+
+#ifndef GENESIS_GENERATE_RUNTIME_ONLY
+/// --model or --random: compile, then run or write the plan.
+void compileAndRun() {
+  if (!modelDir.empty() && !randomModel.empty())
+    throw Error("give one of --model, --random and --plan");
+  if (compileOnly && outputDir.empty())
+    throw Error("--compile-only needs --out");
+  if (target != "cpu" && target != "cuda" && target != "auto")
+    throw Error("--target must be cpu, cuda or auto, got '" + target + "'");
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<lm::CausalLM> lm =
+      modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
+                       : lm::loadCausalLM(modelDir);
+  std::string tokenizer = modelDir.empty() ? "" : modelDir + "/tokenizer.json";
+  lm::GenerationShape shape;
+  shape.maxLength =
+      maxLength > 0 ? maxLength
+                    : std::min<int64_t>(shape.maxLength, lm->maxPositions());
+  shape.prefillLength = std::min<int64_t>(prefillLength, shape.maxLength);
+  PlanOptions options;
+  bool cuda =
+      target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
+  options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
+  std::vector<uint8_t> bytes = lm::compileGeneration(*lm, shape, options);
+  std::fprintf(stderr,
+               "%s: %s model, %lld parameters; plan for %s compiled in %.1f s "
+               "(max length %lld, prefill %lld)\n",
+               kProgram, lm->modelType().c_str(),
+               static_cast<long long>(lm->model().num_parameters()),
+               cuda ? "cuda" : "cpu", secondsSince(start),
+               static_cast<long long>(shape.maxLength),
+               static_cast<long long>(shape.prefillLength));
+
+  if (compileOnly) {
+    fs::create_directories(outputDir.getValue());
+    std::string plan = outputDir + "/generate.gplan";
+    writeFileAtomically(plan, bytes.data(), bytes.size());
+    saveSafetensors(outputDir + "/model.safetensors", lm->model().state_dict());
+    if (fs::exists(tokenizer))
+      fs::copy_file(tokenizer, outputDir + "/tokenizer.json",
+                    fs::copy_options::overwrite_existing);
+    std::printf("wrote %s, %s/model.safetensors%s\n", plan.c_str(),
+                outputDir.c_str(),
+                fs::exists(tokenizer) ? " and tokenizer.json" : "");
+    return;
+  }
+  Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "generate"));
+  lm::bindParameters(session, lm->model().state_dict(), "the model");
+  lm::GenerationSession generation(std::move(session));
+  generateWith(generation, *tokenizerAt(tokenizer));
+}
+#endif
+
+} // namespace
+
+int main(int argc, char **argv) {
+#ifdef GENESIS_GENERATE_RUNTIME_ONLY
+  showOnlyOptions("genesis-generate-runtime options",
+                  {&planPath, &weightsPath, &tokenizerPath, &prompt,
+                   &maxNewTokens, &temperature, &topK, &topP, &seed, &chat,
+                   &systemPrompt});
+#else
+  showOnlyOptions("genesis-generate options",
+                  {&modelDir, &randomModel, &initSeed, &target, &maxLength,
+                   &prefillLength, &compileOnly, &outputDir, &planPath,
+                   &weightsPath, &tokenizerPath, &prompt, &maxNewTokens,
+                   &temperature, &topK, &topP, &seed, &chat, &systemPrompt});
+#endif
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Generate text with a GPT-2 or Qwen2 model\n");
+  try {
+    // Checked before any model loads or compiles.
+    samplingOptions();
+    if (maxNewTokens < 1)
+      throw Error("--max-new-tokens must be at least 1, got " +
+                  std::to_string(maxNewTokens));
+#ifdef GENESIS_GENERATE_RUNTIME_ONLY
+    if (planPath.empty())
+      throw Error("give --plan (this build has no compiler)");
+    runPlan();
+#else
+    if (!planPath.empty()) {
+      if (!modelDir.empty() || !randomModel.empty() || compileOnly)
+        throw Error("--plan runs a compiled plan: it takes no --model, "
+                    "--random or --compile-only");
+      runPlan();
+    } else if (modelDir.empty() && randomModel.empty()) {
+      throw Error("give --model, --random or --plan");
+    } else {
+      compileAndRun();
+    }
+#endif
+  } catch (const Error &error) {
+    std::fflush(stdout);
+    std::cerr << kProgram << ": error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,412 @@
+//===- GenerationTest.cpp - Prefill and decode with a static KV cache -----===//
+//
+// A generation plan (models/lm) must give, at every position, the logits the
+// full-sequence forward gives there: on the reference evaluator (the traced
+// @prefill and @decode run one call at a time, the cache threaded between
+// them) and on the compiled CPU plan (through GenerationSession, whose
+// prefill chunks, pads and sends a lone token through decode). The models
+// are the random tiny GPT-2 and Qwen2 (GQA for Qwen2) and
+// the Hugging Face golden models of tests/data/hf.
+//
+// Tolerance: max |cached - full| <= 1e-5 max |full| per row. Both sides do
+// the same arithmetic per row; only the GEMMs' row counts and the masked
+// (exactly zero) attention weights differ.
+//
+//===----------------------------------------------------------------------===//
+
+#include "models/lm/Generation.h"
+#include "dialect/Evaluator/Evaluator.h"
+#include "frontend/Trace.h"
+#include "models/lm/GenerationCompiler.h"
+#include "runtime/PlanFile.h"
+#include "runtime/Session.h"
+
+#include "../TestSupport.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+using namespace genesis;
+using namespace genesis::lm;
+using genesis::test::contains;
+using genesis::test::errorFrom;
+
+namespace {
+
+const std::string kHfDir = GENESIS_TEST_DATA_DIR "/hf/";
+
+std::unique_ptr<CausalLM> makeModel(const std::string &name) {
+  if (name == "hf_gpt2")
+    return loadCausalLM(kHfDir + "gpt2-tiny");
+  if (name == "hf_qwen2")
+    return loadCausalLM(kHfDir + "qwen2-tiny");
+  std::string random = name == "gpt2" ? "gpt2-tiny" : "qwen2-tiny";
+  return randomCausalLM(random, /*seed=*/7);
+}
+
+/// `count` ids spread over the vocabulary.
+std::vector<int64_t> someTokens(int64_t count, int64_t vocab) {
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < count; ++i)
+    tokens.push_back((37 * i + 11) % vocab);
+  return tokens;
+}
+
+HostArray idsArray(const std::vector<int64_t> &tokens) {
+  return HostArray::fromValues(
+      DType::I64, {1, static_cast<int64_t>(tokens.size())}, tokens);
+}
+
+/// The full forward's logits [S, vocab] of `tokens`, on the evaluator.
+std::vector<std::vector<float>> fullLogits(CausalLM &lm,
+                                           const std::vector<int64_t> &tokens) {
+  Trace trace("forward");
+  trace.bind(lm.model());
+  trace.output("logits", lm.model().forward(trace.input(
+                             "ids", DType::I64,
+                             {1, static_cast<int64_t>(tokens.size())})));
+  HostArray logits =
+      evaluate(trace.finish(), trace.arguments({{"ids", idsArray(tokens)}}))
+          .at(0);
+  int64_t vocab = logits.shape()[2];
+  std::vector<std::vector<float>> rows;
+  for (size_t s = 0; s < tokens.size(); ++s)
+    rows.emplace_back(logits.dataAs<float>() + s * vocab,
+                      logits.dataAs<float>() + (s + 1) * vocab);
+  return rows;
+}
+
+void expectRowClose(const std::vector<float> &actual,
+                    const std::vector<float> &expected,
+                    const std::string &what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(expected[i])));
+    worst = std::max(worst, std::fabs(double(actual[i]) - expected[i]));
+  }
+  EXPECT_LE(worst, 1e-5 * scale) << what << ": largest difference " << worst
+                                 << " for logits up to " << scale;
+}
+
+int64_t argmax(const std::vector<float> &row) {
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
+/// Runs the traced @prefill and @decode on the evaluator, keeping the cache
+/// values between calls as a plan keeps its buffers.
+class EvaluatorSteps {
+public:
+  EvaluatorSteps(CausalLM &lm, const GenerationShape &shape)
+      : traces_(traceGeneration(lm, shape)),
+        prefillLength_(shape.prefillLength) {}
+
+  /// `tokens` (at most the prefill length) padded with id 0.
+  std::vector<float> prefill(std::vector<int64_t> tokens, int64_t position) {
+    int64_t last = static_cast<int64_t>(tokens.size()) - 1;
+    tokens.resize(prefillLength_, 0);
+    return run(*traces_.prefill, {{names::kIds, idsArray(tokens)},
+                                  {names::kPosition, scalar(position)},
+                                  {names::kLast, scalar(last)}});
+  }
+  std::vector<float> decode(int64_t token, int64_t position) {
+    return run(*traces_.decode, {{names::kToken, idsArray({token})},
+                                 {names::kPosition, scalar(position)}});
+  }
+
+private:
+  static HostArray scalar(int64_t value) {
+    return HostArray::fromValues(DType::I64, {}, std::vector<int64_t>{value});
+  }
+
+  std::vector<float> run(Trace &trace,
+                         const std::map<std::string, HostArray> &inputs) {
+    std::vector<HostArray> results =
+        evaluate(trace.finish(), trace.arguments(inputs));
+    std::vector<std::string> outputNames = trace.output_names();
+    std::map<std::string, nn::Parameter *> caches;
+    for (auto &[name, buffer] : traces_.caches->named_buffers())
+      caches[names::kCachePrefix + name] = buffer;
+    std::vector<float> logits;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (outputNames[i] == names::kLogits)
+        logits.assign(results[i].dataAs<float>(),
+                      results[i].dataAs<float>() + results[i].numel());
+      else
+        caches.at(outputNames[i])->data() = results[i];
+    }
+    return logits;
+  }
+
+  GenerationTraces traces_;
+  int64_t prefillLength_;
+};
+
+/// The shape every test compiles for.
+const GenerationShape kShape = {/*maxLength=*/16, /*prefillLength=*/4};
+
+/// makeModel(name)'s CPU plan for kShape, compiled once per model:
+/// compiling the kernels dominates the tests' time.
+const std::vector<uint8_t> &cpuPlan(const std::string &name, CausalLM &lm) {
+  static std::map<std::string, std::vector<uint8_t>> plans;
+  std::vector<uint8_t> &bytes = plans[name];
+  if (bytes.empty())
+    bytes = compileGeneration(lm, kShape, PlanOptions());
+  return bytes;
+}
+
+GenerationSession cpuSession(const std::string &name, CausalLM &lm) {
+  const std::vector<uint8_t> &bytes = cpuPlan(name, lm);
+  Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), name));
+  bindParameters(session, lm.model().state_dict(), "the model");
+  return GenerationSession(std::move(session));
+}
+
+class Generation : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Models, Generation,
+                         ::testing::Values("gpt2", "qwen2", "hf_gpt2",
+                                           "hf_qwen2"),
+                         [](const auto &info) { return info.param; });
+
+//===----------------------------------------------------------------------===//
+// Cached steps against the full forward
+//===----------------------------------------------------------------------===//
+
+TEST_P(Generation, EvaluatorStepsMatchFullForward) {
+  std::unique_ptr<CausalLM> lm = makeModel(GetParam());
+  std::vector<int64_t> tokens = someTokens(10, lm->vocabSize());
+  std::vector<std::vector<float>> full = fullLogits(*lm, tokens);
+  EvaluatorSteps steps(*lm, kShape);
+  // A full chunk, a padded one, then one token at a time.
+  expectRowClose(steps.prefill({tokens.begin(), tokens.begin() + 4}, 0),
+                 full[3], "prefill [0, 4)");
+  expectRowClose(steps.prefill({tokens.begin() + 4, tokens.begin() + 6}, 4),
+                 full[5], "prefill [4, 6) padded");
+  for (int64_t s = 6; s < 10; ++s)
+    expectRowClose(steps.decode(tokens[s], s), full[s],
+                   "decode " + std::to_string(s));
+}
+
+TEST_P(Generation, CpuPlanStepsMatchFullForward) {
+  std::unique_ptr<CausalLM> lm = makeModel(GetParam());
+  std::vector<int64_t> tokens = someTokens(10, lm->vocabSize());
+  std::vector<std::vector<float>> full = fullLogits(*lm, tokens);
+  GenerationSession session = cpuSession(GetParam(), *lm);
+  EXPECT_EQ(session.maxLength(), 16);
+  EXPECT_EQ(session.prefillLength(), 4);
+  EXPECT_EQ(session.vocabSize(), lm->vocabSize());
+  // Five tokens: one chunk of four and a lone token through decode.
+  expectRowClose(session.prefill({tokens.begin(), tokens.begin() + 5}), full[4],
+                 "prefill [0, 5)");
+  // Two tokens: one padded chunk.
+  expectRowClose(session.prefill({tokens.begin() + 5, tokens.begin() + 7}),
+                 full[6], "prefill [5, 7)");
+  for (int64_t s = 7; s < 10; ++s)
+    expectRowClose(session.decode(tokens[s]), full[s],
+                   "decode " + std::to_string(s));
+  EXPECT_EQ(session.position(), 10);
+
+  // A new conversation overwrites what the cache held.
+  session.reset();
+  expectRowClose(session.prefill({tokens.begin(), tokens.begin() + 3}), full[2],
+                 "prefill [0, 3) after reset");
+}
+
+TEST_P(Generation, GreedyGenerationIsArgmaxOfFullForward) {
+  std::unique_ptr<CausalLM> lm = makeModel(GetParam());
+  GenerationSession session = cpuSession(GetParam(), *lm);
+  std::vector<int64_t> prompt = someTokens(3, lm->vocabSize());
+  text::Sampler greedy({/*temperature=*/0.0});
+  GenerateOptions options;
+  options.maxNewTokens = 8;
+  GenerationResult result = generate(session, prompt, greedy, options);
+  ASSERT_EQ(result.tokens.size(), 8u);
+  EXPECT_EQ(result.stopReason, StopReason::MaxNewTokens);
+  EXPECT_EQ(result.promptTokens, 3);
+  EXPECT_EQ(result.decodeSteps, 7);
+  EXPECT_EQ(session.position(), 3 + 7);
+
+  // The model is causal: row i of one full forward over the whole sequence
+  // is the forward recomputed on its first i + 1 tokens.
+  std::vector<int64_t> sequence = prompt;
+  sequence.insert(sequence.end(), result.tokens.begin(),
+                  result.tokens.end() - 1);
+  std::vector<std::vector<float>> full = fullLogits(*lm, sequence);
+  for (size_t j = 0; j < result.tokens.size(); ++j)
+    EXPECT_EQ(result.tokens[j], argmax(full[prompt.size() - 1 + j]))
+        << "new token " << j;
+}
+
+//===----------------------------------------------------------------------===//
+// The plan
+//===----------------------------------------------------------------------===//
+
+TEST(GenerationPlan, FunctionsShareParametersAndUpdateCachesInPlace) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  const std::vector<uint8_t> &bytes = cpuPlan("qwen2", *lm);
+  PlanFile planFile = PlanFile::fromBytes(bytes.data(), bytes.size());
+  const plan::Plan &plan = planFile.plan();
+  std::map<std::string, uint32_t> tensorIndex;
+  for (uint32_t i = 0; i < plan.tensors()->size(); ++i) {
+    EXPECT_EQ(tensorIndex.count(planFile.tensorName(i)), 0u)
+        << planFile.tensorName(i) << " is in the plan twice";
+    tensorIndex[planFile.tensorName(i)] = i;
+  }
+  std::vector<uint32_t> caches;
+  for (auto &[name, index] : tensorIndex)
+    if (name.rfind(names::kCachePrefix, 0) == 0) {
+      EXPECT_EQ(planFile.tensorRole(index), plan::Role::Buffer) << name;
+      EXPECT_EQ(planFile.tensorShape(index),
+                (std::vector<int64_t>{1, 2, 16, 16}))
+          << name;
+      caches.push_back(index);
+    }
+  EXPECT_EQ(caches.size(), 4u); // 2 layers, a key and a value cache each
+  auto has = [](const flatbuffers::Vector<uint32_t> *list, uint32_t index) {
+    return std::find(list->begin(), list->end(), index) != list->end();
+  };
+  ASSERT_EQ(plan.functions()->size(), 2u);
+  for (const plan::Function *function : *plan.functions()) {
+    std::string name = function->name()->str();
+    for (auto &[parameter, _] : lm->model().named_parameters())
+      EXPECT_TRUE(has(function->inputs(), tensorIndex.at(parameter)))
+          << name << " does not read " << parameter;
+    for (uint32_t cache : caches) {
+      EXPECT_TRUE(has(function->inputs(), cache)) << name;
+      EXPECT_TRUE(has(function->outputs(), cache)) << name;
+    }
+    // In place: the kernels write the caches, no step copies into them.
+    for (const plan::Step *step : *function->steps())
+      if (const plan::Copy *copy = step->kind_as_Copy())
+        EXPECT_FALSE(std::count(caches.begin(), caches.end(), copy->dst()))
+            << name << " copies into " << planFile.tensorName(copy->dst());
+  }
+}
+
+TEST(GenerationPlan, CudaPlanCompilesAndMatchesWhereAGpuIs) {
+  for (const char *name : {"gpt2", "qwen2"}) {
+    std::unique_ptr<CausalLM> lm = makeModel(name);
+    PlanOptions options;
+    options.target = plan::Target::Cuda;
+    std::vector<uint8_t> bytes = compileGeneration(*lm, kShape, options);
+    PlanFile planFile = PlanFile::fromBytes(bytes.data(), bytes.size());
+    EXPECT_EQ(planFile.plan().header()->target(), plan::Target::Cuda);
+    if (!cudaUnavailableReason().empty())
+      continue;
+    std::vector<int64_t> tokens = someTokens(6, lm->vocabSize());
+    std::vector<std::vector<float>> full = fullLogits(*lm, tokens);
+    Session session(planFile);
+    bindParameters(session, lm->model().state_dict(), "the model");
+    GenerationSession generation(std::move(session));
+    expectRowClose(generation.prefill({tokens.begin(), tokens.begin() + 3}),
+                   full[2], std::string(name) + " cuda prefill");
+    for (int64_t s = 3; s < 6; ++s)
+      expectRowClose(generation.decode(tokens[s]), full[s],
+                     std::string(name) + " cuda decode");
+  }
+  if (!cudaUnavailableReason().empty())
+    GTEST_SKIP() << "compiled; not run: no CUDA device ("
+                 << cudaUnavailableReason() << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+TEST(GenerationErrors, CacheBeyondMaxLengthIsAnError) {
+  std::unique_ptr<CausalLM> lm = makeModel("gpt2");
+  GenerationSession session = cpuSession("gpt2", *lm);
+  std::vector<int64_t> tokens = someTokens(17, lm->vocabSize());
+  EXPECT_TRUE(contains(errorFrom([&] { session.prefill(tokens); }),
+                       "generation: the KV cache is full: 0 tokens held + 17 "
+                       "new exceed the maximum length 16"));
+  EXPECT_EQ(session.position(), 0);
+  session.prefill({tokens.begin(), tokens.begin() + 15});
+  session.decode(tokens[15]);
+  EXPECT_TRUE(contains(errorFrom([&] { session.decode(tokens[16]); }),
+                       "16 tokens held + 1 new exceed the maximum length 16"));
+  EXPECT_TRUE(contains(errorFrom([&] { session.decode(-1); }),
+                       "token id -1 is outside the model's vocabulary"));
+
+  // generate stops when the cache is full instead.
+  session.reset();
+  text::Sampler sampler({/*temperature=*/1.0, 0, 1.0, /*seed=*/5});
+  GenerateOptions options;
+  options.maxNewTokens = 100;
+  GenerationResult result = generate(
+      session, {tokens.begin(), tokens.begin() + 12}, sampler, options);
+  EXPECT_EQ(result.stopReason, StopReason::CacheFull);
+  // 12 prompt tokens and 4 decoded fill the cache; one more is sampled.
+  EXPECT_EQ(result.tokens.size(), 5u);
+  EXPECT_EQ(session.position(), 16);
+}
+
+TEST(GenerationErrors, StopTokenEndsGeneration) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  GenerationSession session = cpuSession("qwen2", *lm);
+  text::Sampler greedy({0.0});
+  GenerateOptions options;
+  options.maxNewTokens = 6;
+  GenerationResult free = generate(session, {5, 6, 7}, greedy, options);
+  session.reset();
+  options.stopTokens = {free.tokens[2]};
+  GenerationResult stopped = generate(session, {5, 6, 7}, greedy, options);
+  EXPECT_EQ(stopped.stopReason, StopReason::StopToken);
+  EXPECT_EQ(stopped.tokens,
+            std::vector<int64_t>(free.tokens.begin(),
+                                 std::find(free.tokens.begin(),
+                                           free.tokens.end(), free.tokens[2]) +
+                                     1));
+  options.maxNewTokens = 0;
+  EXPECT_TRUE(
+      contains(errorFrom([&] { generate(session, {1}, greedy, options); }),
+               "the maximum of new tokens must be at least 1, got 0"));
+}
+
+TEST(GenerationErrors, ShapesOutsideTheModelAreErrors) {
+  std::unique_ptr<CausalLM> lm = loadCausalLM(kHfDir + "gpt2-tiny");
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         traceGeneration(*lm, {33, 4});
+                       }),
+                       "the maximum length 33 must be in [1, 32], the "
+                       "positions the gpt2 model was made for"));
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         traceGeneration(*lm, {16, 17});
+                       }),
+                       "the prefill length 17 must be in [1, 16]"));
+  EXPECT_TRUE(contains(errorFrom([] { randomCausalLM("gpt3", 0); }),
+                       "unknown model configuration 'gpt3' (known: "
+                       "gpt2-tiny, qwen2-tiny, gpt2-124m, qwen2.5-0.5b)"));
+  EXPECT_TRUE(contains(errorFrom([] { loadCausalLM(kHfDir); }),
+                       "cannot open '" + kHfDir + "/config.json'"));
+}
+
+TEST(GenerationErrors, OtherPlansAreRefused) {
+  // A plan with one parameter and a function that does nothing.
+  PlanBuilder builder(PlanHeader{});
+  uint32_t weight =
+      builder.addTensor("wte.weight", DType::F32, {4}, plan::Role::Parameter);
+  builder.addFunction("forward", {weight}, {});
+  std::vector<uint8_t> bytes = builder.bytes();
+  auto load = [&] {
+    return Session(
+        PlanFile::fromBytes(bytes.data(), bytes.size(), "forward.gplan"));
+  };
+  EXPECT_TRUE(contains(errorFrom([&] { GenerationSession generation(load()); }),
+                       "plan 'forward.gplan' is not a generation plan: it "
+                       "has no function 'prefill'"));
+
+  Session session = load();
+  EXPECT_TRUE(contains(
+      errorFrom([&] { bindParameters(session, {}, "w.safetensors"); }),
+      "'w.safetensors' has no tensor 'wte.weight', a parameter of the plan"));
+  bindParameters(session, {{"wte.weight", HostArray(DType::F32, {4})}},
+                 "w.safetensors");
+}
+
+} // namespace
