@@ -119,6 +119,9 @@ def GenesisAmp : Pass<"genesis-amp", "mlir::func::FuncOp"> {
     genesis-decompose-attention, so the backward GEMMs and attention's
     batched GEMMs are covered too; the casts then fuse with their producers
     and consumers (genesis-fuse), so a GEMM reads and writes 16-bit values.
+    Since a reshape stops fusion, an operand reached through reshapes is
+    cast before them, and a result's reshapes reshape the 16-bit product,
+    the cast following them.
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",

@@ -146,17 +146,24 @@ private:
   unsigned pending_ = 0;
 };
 
-/// A dlopen'ed kernel image, closed with the session.
+/// A dlopen'ed kernel image, closed with the session. It keeps the memfd it
+/// was loaded from open: dlopen finds a loaded library by its path,
+/// /proc/self/fd/N, so a later image loaded from a reused descriptor number
+/// would be handed this library instead of its own.
 class LoadedImage {
 public:
-  explicit LoadedImage(void *handle) : handle_(handle) {}
+  LoadedImage(void *handle, int fd) : handle_(handle), fd_(fd) {}
   LoadedImage(const LoadedImage &) = delete;
   LoadedImage &operator=(const LoadedImage &) = delete;
-  ~LoadedImage() { dlclose(handle_); }
+  ~LoadedImage() {
+    dlclose(handle_);
+    close(fd_);
+  }
   void *handle() const { return handle_; }
 
 private:
   void *handle_;
+  int fd_;
 };
 
 struct AlignedFree {
@@ -443,10 +450,12 @@ std::unique_ptr<LoadedImage> loadImage(const plan::KernelImage &image,
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
-  if (!handle)
-    throw Error(what + " (elf-so) cannot be loaded: " + dlerror());
-  return std::make_unique<LoadedImage>(handle);
+  if (!handle) {
+    std::string problem = dlerror();
+    close(fd);
+    throw Error(what + " (elf-so) cannot be loaded: " + problem);
+  }
+  return std::make_unique<LoadedImage>(handle, fd);
 }
 
 /// Writes the step count into step tensors and the RNG state into rng_seed

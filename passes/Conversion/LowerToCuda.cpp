@@ -479,6 +479,15 @@ SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
                                       ArrayRef<Value> shareds,
                                       ArrayRef<bool> maxes, int64_t warps);
 
+/// Threads of a block per row of `columns` elements: a multiple of 32 up
+/// to 1024 giving each thread at least 4 elements when the row allows, so
+/// that short rows (attention's 1024 keys) do not spend a block's barriers
+/// on one element per thread.
+int64_t rowBlockThreads(int64_t columns) {
+  return std::clamp<int64_t>(ceilDiv(ceilDiv(columns, 4), kWarp) * kWarp, kWarp,
+                             1024);
+}
+
 /// Whether `shape` is per row of `rowShape` ([rows..., C]): [rows...] or
 /// [rows..., 1].
 bool isPerRow(ArrayRef<int64_t> shape, ArrayRef<int64_t> rowShape) {
@@ -693,8 +702,7 @@ FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
   int64_t columns = rowType.back();
   SmallVector<int64_t> rowShape(rowType.drop_back());
   int64_t rows = numel(rowShape);
-  int64_t threads = std::min<int64_t>(
-      1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t threads = rowBlockThreads(columns);
   int64_t perThread = ceilDiv(columns, threads), warps = threads / kWarp;
   SmallVector<Type> workgroup;
   for (Operation *reduction : reductions)
@@ -910,8 +918,7 @@ FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
   Type f32 = type.getElementType();
   int64_t columns = type.getShape().back();
   int64_t rows = type.getNumElements() / std::max<int64_t>(columns, 1);
-  int64_t threads = std::min<int64_t>(
-      1024, std::max<int64_t>(kWarp, ceilDiv(columns, kWarp) * kWarp));
+  int64_t threads = rowBlockThreads(columns);
   int64_t perThread = ceilDiv(columns, threads);
   int64_t warps = threads / kWarp;
   // One buffer per reduction, so no barrier is needed between them.

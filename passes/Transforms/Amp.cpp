@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+
 namespace genesis {
 #define GEN_PASS_DEF_GENESISAMP
 #include "passes/Passes.h.inc"
@@ -46,25 +48,34 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
     // One cast per value, placed right after its definition so that it
     // dominates every matmul that uses it.
     llvm::DenseMap<Value, Value> lowered;
-    auto castToLow = [&](Value value) -> Value {
+    std::function<Value(Value)> castToLow = [&](Value value) -> Value {
       // A GEMM's result cast back to f32 feeding another GEMM: its 16-bit
       // value is exact, and the round trip is the identity.
       if (auto widened = value.getDefiningOp<CastOp>();
           widened && widened.getOperand().getType().getElementType() == low)
         return widened.getOperand();
-      Value &lowValue = lowered[value];
-      if (lowValue)
-        return lowValue;
+      if (Value known = lowered.lookup(value))
+        return known;
+      // Cast before a reshape, not after: the cast then fuses with the
+      // reshaped value's producer (a reshape stops fusion).
+      if (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+        Value operand = castToLow(reshape.getOperand());
+        OpBuilder builder(reshape);
+        builder.setInsertionPointAfter(reshape);
+        auto type = cast<RankedTensorType>(value.getType());
+        return lowered[value] = ReshapeOp::create(
+                   builder, reshape.getLoc(),
+                   RankedTensorType::get(type.getShape(), low), operand);
+      }
       OpBuilder builder(context);
       if (auto argument = dyn_cast<BlockArgument>(value))
         builder.setInsertionPointToStart(argument.getOwner());
       else
         builder.setInsertionPointAfter(value.getDefiningOp());
       auto type = cast<RankedTensorType>(value.getType());
-      lowValue =
-          CastOp::create(builder, value.getLoc(),
-                         RankedTensorType::get(type.getShape(), low), value);
-      return lowValue;
+      return lowered[value] = CastOp::create(
+                 builder, value.getLoc(),
+                 RankedTensorType::get(type.getShape(), low), value);
     };
     for (MatmulOp matmul : matmuls) {
       Value lhs = castToLow(matmul.getLhs()), rhs = castToLow(matmul.getRhs());
@@ -76,6 +87,20 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
           CastOp::create(builder, matmul.getLoc(), matmul.getType(), product);
       matmul.getResult().replaceAllUsesWith(result);
       matmul.erase();
+      // Reshapes of the result reshape the 16-bit product and cast after,
+      // so the cast fuses with their users.
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+          OpBuilder after(reshape);
+          auto type = cast<RankedTensorType>(reshape.getType());
+          Value lowReshape = ReshapeOp::create(
+              after, reshape.getLoc(),
+              RankedTensorType::get(type.getShape(), low), product);
+          reshape.getResult().replaceAllUsesWith(
+              CastOp::create(after, reshape.getLoc(), type, lowReshape)
+                  .getResult());
+          reshape.erase();
+        }
     }
   }
 };

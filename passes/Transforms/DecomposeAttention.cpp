@@ -67,8 +67,10 @@ struct Decomposer {
   Value probabilities(Value q, Value k, Value mask, bool causal, double scale) {
     Value scores = MatmulOp::create(b, loc, groupedQueries(q, depth),
                                     perKvHead(k, keys, depth), false, true);
-    scores = MulOp::create(b, loc, scores, like(scores, scale));
+    // Scaled after the reshape: the scale then fuses with the mask and the
+    // softmax (and with genesis-amp, so does the GEMM result's cast).
     scores = reshape(scores, {batch, heads, queries, keys});
+    scores = MulOp::create(b, loc, scores, like(scores, scale));
     if (mask)
       scores = AddOp::create(b, loc, scores, mask);
     if (causal) {

@@ -16,7 +16,9 @@ same loss), then the step time is measured: Genesis by CUDA-graph replays
 layers, S sequence, d width; PaLM's count) x tokens/s / 989 TFLOP/s (H100
 SXM dense bf16). Peak memory: Genesis's arena plus persistent tensors
 (genesis-run's "peak"), PyTorch's max_memory_allocated over the steps
-(weights, gradients, optimizer state and activations in both)."""
+(weights, gradients, optimizer state and activations in both). With
+GPT2_PROFILE=1 it prints Genesis's slowest steps instead of the PyTorch
+rows."""
 import os
 import re
 import subprocess
@@ -96,6 +98,19 @@ def main():
             ms = float(re.search(r"bench: ([0-9.]+) ms", out).group(1))
             peak = int(re.search(r"peak (\d+) B", out).group(1))
             rows.append(("Genesis (bf16 GEMMs)", ms, peak, first, last))
+            if os.environ.get("GPT2_PROFILE"):
+                # The 25 slowest steps of one profiled run, and each kind's total.
+                profile = genesis_run(common + ["--bench", "1", "--profile"])
+                steps = re.findall(r"#\d+\s+([0-9.]+) ms\s+(\S+) (\S+)\s+@ (.*)", profile)
+                kinds = {}
+                for t, kind, what, _ in steps:
+                    key = kind + " " + re.sub(r"\d+$", "", what)
+                    kinds[key] = kinds.get(key, 0.0) + float(t)
+                for key, t in sorted(kinds.items(), key=lambda kv: -kv[1])[:15]:
+                    print(f"  total {t:8.2f} ms  {key}")
+                for t, kind, what, where in sorted(steps, key=lambda s: -float(s[0]))[:25]:
+                    print(f"  {float(t):8.3f} ms  {kind} {what}  @ {where}")
+                return  # GPT2_PROFILE: Genesis's profile only
             print(f"Genesis: {ms:.2f} ms/step, loss {first:.4f} -> {last:.4f} "
                   f"after {STEPS} steps, peak {peak / 2**30:.2f} GiB", flush=True)
         except Exception as error:  # the PyTorch rows still print

@@ -36,3 +36,21 @@ func.func @f64(%x: tensor<8x8xf64>) -> tensor<8x8xf64> {
   %0 = genesis.matmul %x, %x : tensor<8x8xf64>, tensor<8x8xf64>
   return %0 : tensor<8x8xf64>
 }
+
+// -----
+
+// Casts move across reshapes (a reshape stops fusion): an operand is cast
+// before its reshape, and a result's reshape reshapes the 16-bit product.
+// CHECK-LABEL: func.func @reshapes(
+// CHECK: %[[X:.+]] = genesis.cast %arg0 : tensor<2x4x8xf32> to tensor<2x4x8xbf16>
+// CHECK: %[[XR:.+]] = genesis.reshape %[[X]] : tensor<2x4x8xbf16> -> tensor<8x8xbf16>
+// CHECK: %[[P:.+]] = genesis.matmul %[[XR]], %{{.+}} : tensor<8x8xbf16>, tensor<8x8xbf16>
+// CHECK: %[[PR:.+]] = genesis.reshape %[[P]] : tensor<8x8xbf16> -> tensor<2x4x8xbf16>
+// CHECK: %[[Y:.+]] = genesis.cast %[[PR]] : tensor<2x4x8xbf16> to tensor<2x4x8xf32>
+// CHECK: return %[[Y]]
+func.func @reshapes(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = genesis.reshape %x : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %1 = genesis.matmul %0, %w : tensor<8x8xf32>, tensor<8x8xf32>
+  %2 = genesis.reshape %1 : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  return %2 : tensor<2x4x8xf32>
+}

@@ -162,12 +162,12 @@ func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<40
 
 // A row epilogue: the reduction fusion's only result, read back along the
 // row by the loop fusion, merges with it into one fusion and one kernel (a
-// block per row of 224 threads, 7 warps: the sum accumulates in f64, then
-// the epilogue's stores).
+// block per row of 64 threads holding 4 columns each, 2 warps: the sum
+// accumulates in f64, then the epilogue's stores).
 // CHECK-LABEL: func.func @epilogue(
-// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = array<i64: 16, 224, 0>}
+// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = array<i64: 16, 64, 0>}
 // CHECK-NOT: genesis.fusion
-// CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<7xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<2xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: arith.extf {{.+}} : f32 to f64
 // CHECK: gpu.barrier
 // CHECK: arith.truncf {{.+}} : f64 to f32
@@ -194,12 +194,12 @@ func.func @epilogue(%y: tensor<16x200xf32>, %g: tensor<16x200xf32>) -> tensor<16
 // A chain of row reductions (rms_norm's backward as fused): the second sum
 // uses the first, the last fusion uses both, and xhat, h and the broadcast
 // rsqrt are used only by the next fusion. The three fusions merge into one,
-// which yields dx alone: one kernel, a block per row, one shared array per
-// reduction.
+// which yields dx alone: one kernel, a block per row (32 threads of 3
+// columns), one shared array per reduction.
 // CHECK-LABEL: func.func @chain(
-// CHECK: genesis.fusion %arg0, %arg1, %arg2 {genesis.kernel = @chain_fusion0, genesis.launch = array<i64: 4, 96, 0>} : (tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32>
+// CHECK: genesis.fusion %arg0, %arg1, %arg2 {genesis.kernel = @chain_fusion0, genesis.launch = array<i64: 4, 32, 0>} : (tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32>
 // CHECK-NOT: genesis.fusion
-// CHECK: gpu.func @chain_fusion0({{.+}}) workgroup(%{{.+}} : memref<3xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<3xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK: gpu.func @chain_fusion0({{.+}}) workgroup(%{{.+}} : memref<1xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<1xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-COUNT-2: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
