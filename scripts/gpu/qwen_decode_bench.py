@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Batch-1 greedy decoding of a Qwen2.5-0.5B-shaped model (random weights) on
+the GPU: Genesis's compiled prefill/decode plan with its static KV cache
+(`genesis-generate --random=qwen2.5-0.5b --compile-only --target=cuda`,
+carried as CARRY/qwen/generate.gplan, run by genesis-generate-runtime) next
+to Hugging Face transformers' generate() on the same weights, in one script.
+
+The weights are drawn here by transformers (Qwen2ForCausalLM of the
+published 0.5B configuration, seed 0, f32) and saved with save_pretrained;
+Genesis binds that model.safetensors by Hugging Face's names. Both decode
+greedily in f32 from the same prompt ids (the prompt's bytes: the plan uses
+the byte tokenizer). Decode tokens/s: Genesis prints it (decode phase only);
+for transformers, (time of NEW new tokens - time of 1 new token) / (NEW - 1),
+CUDA-synchronised, median of 3. Also reports how many of the generated ids
+agree (f32 on both sides; random weights make near-ties likely late)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+CARRY = sys.argv[1]
+RUNTIME = os.path.join(CARRY, "bin", "genesis-generate-runtime")
+PLAN = os.path.join(CARRY, "qwen", "generate.gplan")
+NEW = int(os.environ.get("QWEN_NEW_TOKENS", "128"))
+PROMPT = "def fibonacci(n):\n    "
+
+
+def hf_generate(model, ids, new_tokens):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    out = model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                         do_sample=False, pad_token_id=0)
+    torch.cuda.synchronize()
+    return time.perf_counter() - start, out[0, ids.shape[1]:].tolist()
+
+
+def main():
+    torch.manual_seed(0)
+    config = Qwen2Config(vocab_size=151936, hidden_size=896, intermediate_size=4864,
+                         num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+                         max_position_embeddings=32768, rope_theta=1e6, rms_norm_eps=1e-6,
+                         tie_word_embeddings=True, use_sliding_window=False)
+    model = Qwen2ForCausalLM(config).cuda().eval()
+    ids = torch.tensor([list(PROMPT.encode())], device="cuda")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        run = subprocess.run([RUNTIME, "--plan", PLAN, "--weights",
+                              os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
+                              "--max-new-tokens", str(NEW), "--temperature", "0"],
+                             capture_output=True, text=True)
+    print(run.stdout[-1500:], run.stderr[-1500:], flush=True)
+    match = re.search(r"decode: (\d+) tokens?, ([0-9.]+) tokens/s", run.stdout + run.stderr)
+    if match:
+        rows.append(("Genesis (static KV cache, CUDA graphs)", float(match.group(2))))
+    with torch.no_grad():
+        hf_generate(model, ids, 4)  # warm-up
+        one = sorted(hf_generate(model, ids, 1)[0] for _ in range(3))[1]
+        runs = [hf_generate(model, ids, NEW) for _ in range(3)]
+        full = sorted(t for t, _ in runs)[1]
+        rows.append(("transformers generate (f32, eager)", (NEW - 1) / (full - one)))
+    hf_ids = runs[0][1]
+    print(f"transformers' first 16 ids: {hf_ids[:16]}")
+    print(f"\nQwen2.5-0.5B-shaped model, batch 1, greedy, {NEW} new tokens, "
+          f"{torch.cuda.get_device_name()}")
+    print("| system | decode tokens/s |\n| --- | --- |")
+    for name, rate in rows:
+        print(f"| {name} | {rate:,.1f} |")
+    if len(rows) == 2:
+        print(f"Genesis / transformers: {rows[0][1] / rows[1][1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
