@@ -26,6 +26,7 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -100,6 +101,9 @@ static cl::opt<uint64_t> seed("seed", cl::init(0),
                               cl::desc("Seed of the sampling"));
 static cl::opt<bool> chat("chat",
                           cl::desc("Chat: read one message per line of stdin"));
+static cl::opt<bool>
+    profile("profile",
+            cl::desc("Print the decode function's slowest steps at the end"));
 static cl::opt<std::string>
     systemPrompt("system", cl::init("You are a helpful assistant."),
                  cl::desc("The system message of a --chat with a chat "
@@ -255,11 +259,35 @@ private:
   int64_t pending_ = 0;
 };
 
+/// The steps of `function` that took longest, per call (on cuda the steps
+/// then run one by one, without graphs: see Session::setProfiling).
+void printSlowestSteps(const Session &session, const std::string &function) {
+  std::vector<StepTiming> steps;
+  for (const StepTiming &step : session.stats().steps)
+    if (step.function == function && step.calls > 0)
+      steps.push_back(step);
+  std::sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) {
+    return a.totalSeconds > b.totalSeconds;
+  });
+  double total = 0;
+  for (const StepTiming &step : steps)
+    total += step.totalSeconds / step.calls;
+  std::fprintf(stderr, "%s: %zu timed steps, %.3f ms per call; slowest:\n",
+               function.c_str(), steps.size(), total * 1e3);
+  for (size_t i = 0; i < std::min<size_t>(steps.size(), 12); ++i)
+    std::fprintf(stderr, "  %8.3f ms  %s  @ %s\n",
+                 steps[i].totalSeconds * 1e3 / steps[i].calls,
+                 steps[i].name.c_str(), steps[i].location.c_str());
+}
+
 void generateWith(lm::GenerationSession &session,
                   const text::Tokenizer &tokenizer) {
+  session.session().setProfiling(profile);
   Conversation conversation(session, tokenizer);
   if (!chat) {
     conversation.complete(prompt);
+    if (profile)
+      printSlowestSteps(session.session(), lm::names::kDecode);
     return;
   }
   std::fprintf(stderr, "chat (%s); one message per line, end with EOF\n",
@@ -308,6 +336,7 @@ void compileAndRun() {
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
                        : lm::loadCausalLM(modelDir);
   std::string tokenizer = modelDir.empty() ? "" : modelDir + "/tokenizer.json";
+  double loadSeconds = secondsSince(start);
   lm::GenerationShape shape;
   shape.maxLength =
       maxLength > 0 ? maxLength
@@ -317,13 +346,14 @@ void compileAndRun() {
   bool cuda =
       target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
   options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
+  start = Clock::now();
   std::vector<uint8_t> bytes = lm::compileGeneration(*lm, shape, options);
   std::fprintf(stderr,
-               "%s: %s model, %lld parameters; plan for %s compiled in %.1f s "
-               "(max length %lld, prefill %lld)\n",
+               "%s: %s model, %lld parameters, made in %.1f s; plan for %s "
+               "compiled in %.1f s (max length %lld, prefill %lld)\n",
                kProgram, lm->modelType().c_str(),
                static_cast<long long>(lm->model().num_parameters()),
-               cuda ? "cuda" : "cpu", secondsSince(start),
+               loadSeconds, cuda ? "cuda" : "cpu", secondsSince(start),
                static_cast<long long>(shape.maxLength),
                static_cast<long long>(shape.prefillLength));
 
@@ -354,7 +384,7 @@ int main(int argc, char **argv) {
   showOnlyOptions("genesis-generate-runtime options",
                   {&planPath, &weightsPath, &tokenizerPath, &prompt,
                    &maxNewTokens, &temperature, &topK, &topP, &seed, &chat,
-                   &systemPrompt});
+                   &systemPrompt, &profile});
 #else
   showOnlyOptions("genesis-generate options",
                   {&modelDir, &randomModel, &initSeed, &target, &maxLength,

@@ -246,10 +246,10 @@ TEST_P(Generation, GreedyGenerationIsArgmaxOfFullForward) {
 // The plan
 //===----------------------------------------------------------------------===//
 
-TEST(GenerationPlan, FunctionsShareParametersAndUpdateCachesInPlace) {
-  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
-  const std::vector<uint8_t> &bytes = cpuPlan("qwen2", *lm);
-  PlanFile planFile = PlanFile::fromBytes(bytes.data(), bytes.size());
+/// Checks that both functions of `planFile` read every parameter of `lm` and
+/// the caches (the tensor table holds each name once), and that they update
+/// the caches in place: kernels write them, no step copies into them.
+void expectSharedCachesUpdatedInPlace(const PlanFile &planFile, CausalLM &lm) {
   const plan::Plan &plan = planFile.plan();
   std::map<std::string, uint32_t> tensorIndex;
   for (uint32_t i = 0; i < plan.tensors()->size(); ++i) {
@@ -262,29 +262,39 @@ TEST(GenerationPlan, FunctionsShareParametersAndUpdateCachesInPlace) {
     if (name.rfind(names::kCachePrefix, 0) == 0) {
       EXPECT_EQ(planFile.tensorRole(index), plan::Role::Buffer) << name;
       EXPECT_EQ(planFile.tensorShape(index),
-                (std::vector<int64_t>{1, 2, 16, 16}))
+                (std::vector<int64_t>{1, lm.numKvHeads(), kShape.maxLength,
+                                      lm.headDim()}))
           << name;
       caches.push_back(index);
     }
-  EXPECT_EQ(caches.size(), 4u); // 2 layers, a key and a value cache each
+  // A key and a value cache per layer.
+  EXPECT_EQ(static_cast<int64_t>(caches.size()), 2 * lm.numLayers());
   auto has = [](const flatbuffers::Vector<uint32_t> *list, uint32_t index) {
     return std::find(list->begin(), list->end(), index) != list->end();
   };
   ASSERT_EQ(plan.functions()->size(), 2u);
   for (const plan::Function *function : *plan.functions()) {
     std::string name = function->name()->str();
-    for (auto &[parameter, _] : lm->model().named_parameters())
+    for (auto &[parameter, _] : lm.model().named_parameters())
       EXPECT_TRUE(has(function->inputs(), tensorIndex.at(parameter)))
           << name << " does not read " << parameter;
     for (uint32_t cache : caches) {
       EXPECT_TRUE(has(function->inputs(), cache)) << name;
       EXPECT_TRUE(has(function->outputs(), cache)) << name;
     }
-    // In place: the kernels write the caches, no step copies into them.
     for (const plan::Step *step : *function->steps())
       if (const plan::Copy *copy = step->kind_as_Copy())
         EXPECT_FALSE(std::count(caches.begin(), caches.end(), copy->dst()))
             << name << " copies into " << planFile.tensorName(copy->dst());
+  }
+}
+
+TEST(GenerationPlan, FunctionsShareParametersAndUpdateCachesInPlace) {
+  for (const char *name : {"gpt2", "qwen2"}) {
+    std::unique_ptr<CausalLM> lm = makeModel(name);
+    const std::vector<uint8_t> &bytes = cpuPlan(name, *lm);
+    expectSharedCachesUpdatedInPlace(
+        PlanFile::fromBytes(bytes.data(), bytes.size()), *lm);
   }
 }
 
@@ -296,6 +306,7 @@ TEST(GenerationPlan, CudaPlanCompilesAndMatchesWhereAGpuIs) {
     std::vector<uint8_t> bytes = compileGeneration(*lm, kShape, options);
     PlanFile planFile = PlanFile::fromBytes(bytes.data(), bytes.size());
     EXPECT_EQ(planFile.plan().header()->target(), plan::Target::Cuda);
+    expectSharedCachesUpdatedInPlace(planFile, *lm);
     if (!cudaUnavailableReason().empty())
       continue;
     std::vector<int64_t> tokens = someTokens(6, lm->vocabSize());
