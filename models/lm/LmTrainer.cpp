@@ -221,11 +221,10 @@ double evaluateLm(Session &session, const std::vector<int32_t> &validation,
     if (starts.back() + shape.sequence + 1 >
         static_cast<int64_t>(validation.size()))
       throw Error("the validation split (" + std::to_string(validation.size()) +
-                  " tokens) is too short "
-                  "for " +
-                  std::to_string(batches) + " batches of " +
-                  std::to_string(shape.batch) + " windows of " +
-                  std::to_string(shape.sequence + 1) + " tokens");
+                  " tokens) is too short for " + std::to_string(batches) +
+                  " batches of " + std::to_string(shape.batch) +
+                  " windows of " + std::to_string(shape.sequence + 1) +
+                  " tokens");
     sum += session.run("loss", windowBatch(validation, starts, shape.sequence))
                .at("loss")
                .getDouble(0);
@@ -276,10 +275,8 @@ LmTrainResult trainLm(Session &session, const std::vector<int32_t> &train,
   if (result.firstStep > 0)
     result.log = readLog(history + "/training.tsv", result.firstStep);
   if (result.firstStep >= options.steps)
-    throw Error("the checkpoint is at step " +
-                std::to_string(result.firstStep) +
-                ", not before the last "
-                "step " +
+    throw Error("the session is at step " + std::to_string(result.firstStep) +
+                ", not before the run's last step " +
                 std::to_string(options.steps));
   optim::Schedule schedule =
       optim::warmup_cosine_lr(options.learningRate, options.warmupSteps,
@@ -310,7 +307,8 @@ LmTrainResult trainLm(Session &session, const std::vector<int32_t> &train,
     double seconds = secondsSince(stepStart);
     if (!std::isfinite(loss))
       throw Error("the training loss is " + std::to_string(loss) + " at step " +
-                  std::to_string(step + 1) + " (try a lower --lr)");
+                  std::to_string(step + 1) +
+                  " (a lower learning rate may help)");
     result.losses.push_back(loss);
     // The first step of a session loads and warms the kernels: not a rate.
     if (step > result.firstStep) {
@@ -362,8 +360,12 @@ LmTrainResult trainLm(Session &session, const std::vector<int32_t> &train,
     result.log.push_back(record);
     intervalSeconds = intervalLoss = 0;
     intervalSteps = 0;
-    if (evaluating || stopping)
+    // The log goes with each checkpoint, so that a run killed after it
+    // resumes with its whole history.
+    if (evaluating || stopping) {
+      writeLog(result.log, options.outputDir + "/training.tsv");
       saveCheckpoint(session, checkpoint);
+    }
     if (stopping)
       break;
   }
@@ -381,7 +383,6 @@ LmTrainResult trainLm(Session &session, const std::vector<int32_t> &train,
                 static_cast<long long>(r.step), r.trainLoss, r.validationLoss,
                 r.learningRate, r.tokensPerSecond);
   }
-  writeLog(result.log, options.outputDir + "/training.tsv");
   writePlot(shape, options);
   std::printf("checkpoint: %s (step %llu)\n", checkpoint.c_str(),
               static_cast<unsigned long long>(session.step()));

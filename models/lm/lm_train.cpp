@@ -57,7 +57,7 @@ model, compiled by lm-compile:
   --layers N --heads N --width N   GPT-2 sizes (2, 4, 64)
   --seq N              tokens per window, also the positions learned (32)
   --batch N            windows per step (32)
-  --seed N             weight and window seed (0)
+  --seed N             weight, window and sampling seed (0)
   --target T           cpu, cuda, or auto: cuda when a GPU and ptxas are
                        here (auto)
   --tf32               cuda: f32 GEMMs on TF32 tensor cores
