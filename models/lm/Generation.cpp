@@ -22,6 +22,12 @@ HostArray scalar(int64_t value) {
   return HostArray::fromValues(DType::I64, {}, std::vector<int64_t>{value});
 }
 
+std::vector<float> logitsOf(const std::map<std::string, HostArray> &outputs) {
+  const HostArray &logits = outputs.at(names::kLogits);
+  const float *data = logits.dataAs<float>();
+  return std::vector<float>(data, data + logits.numel());
+}
+
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -116,13 +122,6 @@ void GenerationSession::check(const std::vector<int64_t> &tokens) const {
         "generation: the KV cache is full: " + std::to_string(position_) +
         " tokens held + " + std::to_string(tokens.size()) +
         " new exceed the maximum " + "length " + std::to_string(maxLength_));
-}
-
-std::vector<float>
-GenerationSession::logitsOf(std::map<std::string, HostArray> outputs) {
-  const HostArray &logits = outputs.at(names::kLogits);
-  const float *data = logits.dataAs<float>();
-  return std::vector<float>(data, data + logits.numel());
 }
 
 std::vector<float>

@@ -81,7 +81,6 @@ public:
 
 private:
   void check(const std::vector<int64_t> &tokens) const;
-  std::vector<float> logitsOf(std::map<std::string, HostArray> outputs);
 
   Session session_;
   int64_t maxLength_ = 0;

@@ -83,8 +83,8 @@ static cl::opt<std::string>
                 cl::value_desc("file"));
 static cl::opt<std::string>
     tokenizerPath("tokenizer",
-                  cl::desc("tokenizer.json for --plan (default: the one "
-                           "beside the plan, else the byte tokenizer)"),
+                  cl::desc("tokenizer.json (default: the model directory's or "
+                           "the one beside the plan, else the byte tokenizer)"),
                   cl::value_desc("file"));
 static cl::opt<std::string> prompt("prompt", cl::desc("Text to continue"));
 static cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::init(32),
@@ -128,12 +128,23 @@ text::SamplingOptions samplingOptions() {
   return options;
 }
 
-/// The tokenizer.json at `path` if it exists, else the byte tokenizer.
+/// The tokenizer.json to use: --tokenizer, which must exist, else `fallback`
+/// if it exists, else "" (the byte tokenizer).
+std::string tokenizerFile(const std::string &fallback) {
+  if (!tokenizerPath.empty()) {
+    if (!fs::exists(tokenizerPath.getValue()))
+      throw Error("cannot open '" + tokenizerPath + "'");
+    return tokenizerPath;
+  }
+  return !fallback.empty() && fs::exists(fallback) ? fallback : "";
+}
+
+/// The tokenizer of `path` (see tokenizerFile).
 std::unique_ptr<text::Tokenizer> tokenizerAt(const std::string &path) {
-  if (!path.empty() && fs::exists(path))
-    return std::make_unique<text::BpeTokenizer>(
-        text::BpeTokenizer::fromFile(path));
-  return std::make_unique<text::ByteTokenizer>();
+  if (path.empty())
+    return std::make_unique<text::ByteTokenizer>();
+  return std::make_unique<text::BpeTokenizer>(
+      text::BpeTokenizer::fromFile(path));
 }
 
 /// What the model reads and how a conversation goes on.
@@ -310,16 +321,13 @@ void generateWith(lm::GenerationSession &session,
 void runPlan() {
   if (weightsPath.empty())
     throw Error("--plan needs --weights");
+  std::unique_ptr<text::Tokenizer> tokenizer = tokenizerAt(tokenizerFile(
+      (fs::path(planPath.getValue()).parent_path() / "tokenizer.json")
+          .string()));
   Session session(PlanFile::load(planPath));
   lm::bindParameters(session, loadSafetensors(weightsPath), weightsPath);
   lm::GenerationSession generation(std::move(session));
-  std::string tokenizer = tokenizerPath;
-  if (tokenizer.empty())
-    tokenizer = (fs::path(planPath.getValue()).parent_path() / "tokenizer.json")
-                    .string();
-  else if (!fs::exists(tokenizer))
-    throw Error("cannot open '" + tokenizer + "'");
-  generateWith(generation, *tokenizerAt(tokenizer));
+  generateWith(generation, *tokenizer);
 }
 
 #ifndef GENESIS_GENERATE_RUNTIME_ONLY
@@ -331,11 +339,12 @@ void compileAndRun() {
     throw Error("--compile-only needs --out");
   if (target != "cpu" && target != "cuda" && target != "auto")
     throw Error("--target must be cpu, cuda or auto, got '" + target + "'");
+  std::string tokenizer =
+      tokenizerFile(modelDir.empty() ? "" : modelDir + "/tokenizer.json");
   Clock::time_point start = Clock::now();
   std::unique_ptr<lm::CausalLM> lm =
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
                        : lm::loadCausalLM(modelDir);
-  std::string tokenizer = modelDir.empty() ? "" : modelDir + "/tokenizer.json";
   double loadSeconds = secondsSince(start);
   lm::GenerationShape shape;
   shape.maxLength =
@@ -362,12 +371,12 @@ void compileAndRun() {
     std::string plan = outputDir + "/generate.gplan";
     writeFileAtomically(plan, bytes.data(), bytes.size());
     saveSafetensors(outputDir + "/model.safetensors", lm->model().state_dict());
-    if (fs::exists(tokenizer))
+    if (!tokenizer.empty())
       fs::copy_file(tokenizer, outputDir + "/tokenizer.json",
                     fs::copy_options::overwrite_existing);
     std::printf("wrote %s, %s/model.safetensors%s\n", plan.c_str(),
                 outputDir.c_str(),
-                fs::exists(tokenizer) ? " and tokenizer.json" : "");
+                tokenizer.empty() ? "" : " and tokenizer.json");
     return;
   }
   Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "generate"));
