@@ -94,8 +94,7 @@ public:
 
 KvCacheBuffers::KvCacheBuffers(int64_t num_layers, int64_t batch,
                                int64_t kv_heads, int64_t max_len,
-                               int64_t head_dim)
-    : num_layers(num_layers), max_len(max_len) {
+                               int64_t head_dim) {
   auto layers = register_module("layers", std::make_shared<ModuleList<>>());
   for (int64_t i = 0; i < num_layers; ++i)
     layers->push_back(std::make_shared<LayerCache>(

@@ -129,7 +129,6 @@ public:
                  int64_t max_len, int64_t head_dim);
   /// The traced buffers of the most recent bind, in layer order.
   std::vector<KvCache> caches();
-  int64_t num_layers, max_len;
 };
 
 /// Attention of S queries q [B, Hq, S, D] at positions position .. position +

@@ -202,18 +202,16 @@ public:
 
 private:
   /// The tokens of one chat turn: what the last reply left out of the cache
-  /// (its last token and, with the template, the end of its message), then
-  /// the message.
+  /// (its last token and, with the template, the end of its message) and a
+  /// newline, then the message.
   std::vector<int64_t> turn(const std::string &message, bool first) {
     std::vector<int64_t> ids;
     std::string text;
     if (!first) {
       ids.push_back(pending_);
-      if (templated()) {
-        if (pending_ != *imEnd_)
-          ids.push_back(*imEnd_);
-        text = "\n";
-      }
+      if (templated() && pending_ != *imEnd_)
+        ids.push_back(*imEnd_);
+      text = "\n";
     }
     if (templated()) {
       if (first)
