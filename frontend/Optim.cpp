@@ -20,6 +20,9 @@ GenesisTrainStepOptions passOptions(const Optimizer &optimizer,
   result.clipGradNorm = options.clip_grad_norm;
   result.clipGradValue = options.clip_grad_value;
   result.accumulation = options.accumulation;
+  result.lossScale = options.loss_scale;
+  result.initScale = options.init_scale;
+  result.growthInterval = options.growth_interval;
   if (auto *sgd = std::get_if<SGD>(&optimizer)) {
     result.optimizer = "sgd";
     result.momentum = sgd->momentum;

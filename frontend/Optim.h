@@ -62,6 +62,13 @@ struct TrainStepOptions {
   /// Micro-batches per step: every batch input gets a leading dimension of
   /// this size and the gradients are averaged over it.
   int64_t accumulation = 1;
+  /// "dynamic": torch.cuda.amp.GradScaler's loss scale, kept in the
+  /// optimizer state ("amp.loss_scale", "amp.growth_tracker",
+  /// "amp.skipped_steps"): a step with non-finite gradients is skipped and
+  /// halves the scale, `growth_interval` clean steps double it.
+  std::string loss_scale = "none";
+  double init_scale = 65536.0;
+  int64_t growth_interval = 2000;
 };
 
 /// The loss of one batch: called once, while tracing, with the batch

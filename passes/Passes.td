@@ -77,6 +77,22 @@ def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
     4. Apply one genesis.sgd_update / sgd_momentum_update / adam_update /
        adamw_update per parameter with PyTorch semantics; parameters named
        in `no-decay` form a second group with zero weight decay.
+    5. With `loss-scale=dynamic` (PyTorch's GradScaler, kept in the graph):
+       three more f32 scalars of state, `amp.loss_scale` (0 stands for
+       `init-scale`, so zero-initialised state starts there),
+       `amp.growth_tracker` (clean steps since the scale last changed) and
+       `amp.skipped_steps`. The function differentiated is the loss times
+       the scale (`@<function>_scaled`), so the backward runs on scaled
+       cotangents; the loss and every gradient are divided by the scale
+       before clipping. A step is clean when the global gradient norm is
+       finite. A clean step updates as in 4, with Adam's step count less
+       the skipped steps (PyTorch skips optimizer.step()); the tracker
+       counts it, and at `growth-interval` the scale doubles and the
+       tracker restarts. Otherwise every parameter and optimizer state
+       keeps its value (a select on the finite flag), the scale halves,
+       the tracker restarts and the skipped steps count one more. Scales
+       are powers of two, so a clean step's update equals the unscaled
+       one's bit for bit unless a gradient underflows or overflows.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"loss\"",
@@ -101,6 +117,13 @@ def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
            "Maximum absolute gradient element (0: no clipping)">,
     Option<"accumulation", "accumulation", "int64_t", /*default=*/"1",
            "Micro-batches accumulated per step">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "none, or dynamic: GradScaler's dynamic loss scale (for f16)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "First dynamic loss scale">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Clean steps after which the dynamic loss scale doubles">,
   ];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

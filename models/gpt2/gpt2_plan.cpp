@@ -51,6 +51,10 @@ static llvm::cl::opt<std::string> precision(
     "precision", llvm::cl::init("f32"),
     llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master weights "
                    "(genesis-amp; cuda only)"));
+static llvm::cl::opt<std::string>
+    lossScale("loss-scale", llvm::cl::init("none"),
+              llvm::cl::desc("none, or dynamic (GradScaler semantics in the "
+                             "train step; for --precision=f16)"));
 static llvm::cl::opt<bool> writeInit(
     "write-init", llvm::cl::init(true),
     llvm::cl::desc("Write init.safetensors (off for models too large to "
@@ -65,7 +69,8 @@ int main(int argc, char **argv) {
                    std::addressof(width), std::addressof(vocab),
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
-                   std::addressof(precision), std::addressof(writeInit),
+                   std::addressof(precision), std::addressof(lossScale),
+                   std::addressof(writeInit),
                    std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
@@ -101,6 +106,7 @@ int main(int argc, char **argv) {
     GenesisTrainStepOptions options;
     options.optimizer = "adamw";
     options.weightDecay = 0.01;
+    options.lossScale = lossScale;
     for (auto &[name, parameter] : gpt.named_parameters())
       if (parameter->data().rank() == 1)
         options.noDecay.push_back(name);

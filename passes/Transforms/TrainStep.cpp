@@ -1,4 +1,5 @@
-//===- TrainStep.cpp - One compiled training step --------------------------===//
+//===- TrainStep.cpp - One compiled training step
+//--------------------------===//
 //
 // Implements genesis-train-step; Passes.td states the algorithm.
 //
@@ -50,6 +51,45 @@ Value microBatch(OpBuilder &builder, Location loc, Value batched, int64_t k,
   return ReshapeOp::create(builder, loc, slice, piece);
 }
 
+/// `@<loss>_scaled`: `loss`'s function with one more argument, the f32
+/// scalar `amp.loss_scale`, multiplying its first result, so that its
+/// gradient is the scaled loss's (the backward runs on scaled cotangents).
+FailureOr<func::FuncOp> scaledLoss(func::FuncOp loss, ModuleOp module) {
+  std::string name = (loss.getSymName() + "_scaled").str();
+  if (module.lookupSymbol(name))
+    return loss.emitError("genesis-train-step: @") << name << " already exists";
+  func::FuncOp scaled = loss.clone();
+  scaled.setSymName(name);
+  module.insert(std::next(Block::iterator(loss)), scaled);
+  OpBuilder builder(scaled.getContext());
+  auto lossType = cast<RankedTensorType>(scaled.getResultTypes()[0]);
+  unsigned index = scaled.getNumArguments();
+  if (failed(scaled.insertArgument(
+          index, lossType,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("genesis.name",
+                                    builder.getStringAttr("amp.loss_scale")),
+               builder.getNamedAttr("genesis.role",
+                                    builder.getStringAttr("input"))}),
+          scaled.getLoc())))
+    return failure();
+  Operation *terminator = scaled.getBody().front().getTerminator();
+  builder.setInsertionPoint(terminator);
+  terminator->setOperand(0, MulOp::create(builder, scaled.getLoc(),
+                                          terminator->getOperand(0),
+                                          scaled.getArgument(index)));
+  return scaled;
+}
+
+/// `value` (a scalar) broadcast to `type`'s shape.
+Value broadcastScalar(OpBuilder &builder, Location loc, Value value,
+                      RankedTensorType type) {
+  auto scalar = cast<RankedTensorType>(value.getType());
+  return BroadcastInDimOp::create(builder, loc,
+                                  type.clone(scalar.getElementType()), value,
+                                  ArrayRef<int64_t>{});
+}
+
 } // namespace
 
 FailureOr<func::FuncOp>
@@ -61,6 +101,13 @@ genesis::buildTrainStep(func::FuncOp loss,
            << optimizer << "' (expected sgd, adam or adamw)";
   if (options.accumulation < 1)
     return loss.emitError("genesis-train-step: accumulation must be >= 1");
+  bool dynamicScale = options.lossScale == "dynamic";
+  if (!dynamicScale && options.lossScale != "none")
+    return loss.emitError("genesis-train-step: unknown loss-scale '")
+           << options.lossScale << "' (expected none or dynamic)";
+  if (dynamicScale && (options.initScale <= 0.0 || options.growthInterval < 1))
+    return loss.emitError("genesis-train-step: loss scaling needs init-scale "
+                          "> 0 and growth-interval >= 1");
   auto module = loss->getParentOfType<ModuleOp>();
   if (!module)
     return loss.emitError("genesis-train-step: the loss must be in a module");
@@ -76,14 +123,25 @@ genesis::buildTrainStep(func::FuncOp loss,
            << loss.getSymName() << " has no argument with genesis.role = "
            << "\"parameter\"";
 
-  // 1. The gradient function.
-  func::FuncOp gradient = module.lookupSymbol<func::FuncOp>(
-      (loss.getSymName() + "_grad").str());
-  if (!gradient) {
-    FailureOr<func::FuncOp> built = differentiate(loss, parameters);
+  // 1. The gradient function (of the scaled loss with loss scaling).
+  func::FuncOp gradient;
+  if (dynamicScale) {
+    FailureOr<func::FuncOp> scaled = scaledLoss(loss, module);
+    if (failed(scaled))
+      return failure();
+    FailureOr<func::FuncOp> built = differentiate(*scaled, parameters);
     if (failed(built))
       return failure();
     gradient = *built;
+  } else {
+    gradient =
+        module.lookupSymbol<func::FuncOp>((loss.getSymName() + "_grad").str());
+    if (!gradient) {
+      FailureOr<func::FuncOp> built = differentiate(loss, parameters);
+      if (failed(built))
+        return failure();
+      gradient = *built;
+    }
   }
   unsigned numLossResults = loss.getNumResults();
   if (gradient.getNumResults() != numLossResults + parameters.size())
@@ -118,6 +176,12 @@ genesis::buildTrainStep(func::FuncOp loss,
       addArg(loss.getArgumentTypes()[i],
              (attrOf(loss, i, "genesis.name") + "." + suffix).str(),
              "optimizer_state");
+  auto scalarF32 = RankedTensorType::get({}, builder.getF32Type());
+  const char *ampState[] = {"amp.loss_scale", "amp.growth_tracker",
+                            "amp.skipped_steps"};
+  if (dynamicScale)
+    for (const char *name : ampState)
+      addArg(scalarF32, name, "optimizer_state");
   for (unsigned i : others) {
     auto type = cast<RankedTensorType>(loss.getArgumentTypes()[i]);
     bool split = micro > 1 && attrOf(loss, i, "genesis.role") == "input";
@@ -141,9 +205,26 @@ genesis::buildTrainStep(func::FuncOp loss,
   builder.setInsertionPointToEnd(entry);
   unsigned numParams = parameters.size();
   unsigned stateBase = numParams;
-  unsigned batchBase = stateBase + numParams * stateSuffixes.size();
+  unsigned ampBase = stateBase + numParams * stateSuffixes.size();
+  unsigned batchBase = ampBase + (dynamicScale ? 3 : 0);
   Value lr = step.getArgument(batchBase + others.size());
   Value stepCount = step.getArgument(batchBase + others.size() + 1);
+
+  // The loss scale (0 in the state stands for the initial one), in the
+  // loss's type for the scaled loss.
+  Value scale, lossScale;
+  if (dynamicScale) {
+    Value stored = step.getArgument(ampBase);
+    Value unset = CompareOp::create(builder, loc, CompareDirection::eq, stored,
+                                    splat(builder, loc, scalarF32, 0.0));
+    scale = SelectOp::create(builder, loc, unset,
+                             splat(builder, loc, scalarF32, options.initScale),
+                             stored);
+    auto lossType = cast<RankedTensorType>(loss.getResultTypes()[0]);
+    lossScale = lossType == scalarF32
+                    ? scale
+                    : CastOp::create(builder, loc, lossType, scale).getResult();
+  }
 
   // 2. Clone the gradient body once per micro-batch.
   Value totalLoss;
@@ -159,11 +240,13 @@ genesis::buildTrainStep(func::FuncOp loss,
       if (arg.getType() != original)
         arg = microBatch(builder, loc, arg, k, original);
       else if (k > 0 && attrOf(loss, i, "genesis.role") == "rng_seed")
-        arg = AddOp::create(builder, loc, arg,
-                            splat(builder, loc, arg.getType(),
-                                  static_cast<double>(k)));
+        arg = AddOp::create(
+            builder, loc, arg,
+            splat(builder, loc, arg.getType(), static_cast<double>(k)));
       mapping.map(gradBody.getArgument(i), arg);
     }
+    if (dynamicScale)
+      mapping.map(gradBody.getArgument(loss.getNumArguments()), lossScale);
     for (Operation &op : gradBody.without_terminator())
       builder.clone(op, mapping);
     auto results = gradBody.getTerminator()->getOperands();
@@ -176,10 +259,37 @@ genesis::buildTrainStep(func::FuncOp loss,
   }
   if (micro > 1) {
     double inverse = 1.0 / static_cast<double>(micro);
-    totalLoss = MulOp::create(builder, loc, totalLoss,
-                              splat(builder, loc, totalLoss.getType(), inverse));
+    totalLoss =
+        MulOp::create(builder, loc, totalLoss,
+                      splat(builder, loc, totalLoss.getType(), inverse));
     for (Value &g : grads)
-      g = MulOp::create(builder, loc, g, splat(builder, loc, g.getType(), inverse));
+      g = MulOp::create(builder, loc, g,
+                        splat(builder, loc, g.getType(), inverse));
+  }
+
+  // Unscaled before clipping; the step is clean when the gradients are
+  // finite (NaN - NaN and inf - inf are NaN).
+  Value finite;
+  if (dynamicScale) {
+    totalLoss = DivOp::create(builder, loc, totalLoss, lossScale);
+    for (Value &g : grads) {
+      auto type = cast<RankedTensorType>(g.getType());
+      auto scalarType = RankedTensorType::get({}, type.getElementType());
+      Value s =
+          scalarType == scalarF32
+              ? scale
+              : CastOp::create(builder, loc, scalarType, scale).getResult();
+      g = DivOp::create(builder, loc, g,
+                        broadcastScalar(builder, loc, s, type));
+    }
+    Value norm = GlobalNormOp::create(builder, loc, grads);
+    finite = CompareOp::create(builder, loc, CompareDirection::eq,
+                               SubOp::create(builder, loc, norm, norm),
+                               splat(builder, loc, norm.getType(), 0.0));
+    // Adam counts only the steps taken.
+    Value skipped = CastOp::create(builder, loc, stepCount.getType(),
+                                   step.getArgument(ampBase + 2));
+    stepCount = SubOp::create(builder, loc, stepCount, skipped);
   }
 
   // 3. Clipping.
@@ -253,15 +363,51 @@ genesis::buildTrainStep(func::FuncOp loss,
   }
 
   SmallVector<Value> results = {totalLoss};
+  if (dynamicScale) {
+    // A step that is not clean changes no parameter and no state.
+    auto keepUnlessFinite = [&](Value updated, Value old) -> Value {
+      auto type = cast<RankedTensorType>(old.getType());
+      return SelectOp::create(builder, loc,
+                              broadcastScalar(builder, loc, finite, type),
+                              updated, old);
+    };
+    for (unsigned p = 0; p < numParams; ++p)
+      newParams[p] = keepUnlessFinite(newParams[p], step.getArgument(p));
+    for (auto [i, state] : llvm::enumerate(newState))
+      state = keepUnlessFinite(state, step.getArgument(stateBase + i));
+    auto constant = [&](double value) {
+      return splat(builder, loc, scalarF32, value);
+    };
+    Value tracker = step.getArgument(ampBase + 1),
+          skipped = step.getArgument(ampBase + 2);
+    Value counted = AddOp::create(builder, loc, tracker, constant(1.0));
+    Value grow = CompareOp::create(
+        builder, loc, CompareDirection::ge, counted,
+        constant(static_cast<double>(options.growthInterval)));
+    Value cleanScale = SelectOp::create(
+        builder, loc, grow, MulOp::create(builder, loc, scale, constant(2.0)),
+        scale);
+    Value cleanTracker =
+        SelectOp::create(builder, loc, grow, constant(0.0), counted);
+    newState.push_back(
+        SelectOp::create(builder, loc, finite, cleanScale,
+                         MulOp::create(builder, loc, scale, constant(0.5))));
+    newState.push_back(
+        SelectOp::create(builder, loc, finite, cleanTracker, constant(0.0)));
+    newState.push_back(
+        SelectOp::create(builder, loc, finite, skipped,
+                         AddOp::create(builder, loc, skipped, constant(1.0))));
+  }
   llvm::append_range(results, newParams);
   llvm::append_range(results, newState);
   func::ReturnOp::create(builder, loc, results);
-  step.setFunctionType(builder.getFunctionType(
-      argTypes, ValueRange(results).getTypes()));
+  step.setFunctionType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   step.setResultAttr(0, "genesis.name", builder.getStringAttr("loss"));
   for (unsigned r = 1; r < results.size(); ++r)
-    step.setResultAttr(r, "genesis.name",
-                       step.getArgAttrOfType<StringAttr>(r - 1, "genesis.name"));
+    step.setResultAttr(
+        r, "genesis.name",
+        step.getArgAttrOfType<StringAttr>(r - 1, "genesis.name"));
   return step;
 }
 
@@ -291,6 +437,9 @@ struct GenesisTrainStepPass
     options.clipGradNorm = clipGradNorm;
     options.clipGradValue = clipGradValue;
     options.accumulation = accumulation;
+    options.lossScale = lossScale;
+    options.initScale = initScale;
+    options.growthInterval = growthInterval;
     if (failed(buildTrainStep(loss, options)))
       signalPassFailure();
   }

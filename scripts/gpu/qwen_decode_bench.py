@@ -53,7 +53,7 @@ def main():
         run = subprocess.run([RUNTIME, "--plan", PLAN, "--weights",
                               os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
                               "--max-new-tokens", str(NEW), "--temperature", "0"],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, errors="replace")
     print(run.stdout[-1500:], run.stderr[-1500:], flush=True)
     match = re.search(r"decode: (\d+) tokens?, ([0-9.]+) tokens/s", run.stdout + run.stderr)
     if match:

@@ -18,6 +18,7 @@
 #include "tools/genesis-run/RunTool.h"
 
 #include "runtime/ArrayIO.h"
+#include "runtime/Checkpoint.h"
 #include "runtime/Error.h"
 #include "runtime/PlanFile.h"
 #include "runtime/Session.h"
@@ -45,6 +46,9 @@ constexpr char kOptionHelp[] =
     "                       buffers or learning rates, bound by name\n"
     "  --inspect            print the plan; without --function, only that\n"
     "  --repeat N           run N times (timings are per run)\n"
+    "  --save-state FILE    after the runs, write the session's parameters,\n"
+    "                       optimizer state and step as a checkpoint\n"
+    "                       (.safetensors)\n"
     "  --bench N            after the runs, time N replays on the inputs\n"
     "                       already in place (cuda: CUDA-graph replays, no\n"
     "                       host transfers) after 3 warm-up replays, and\n"
@@ -56,7 +60,7 @@ std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
   return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
          std::string(8 + tool.size(), ' ') +
-         "[--params FILE]... [--inspect] [--repeat N]\n" +
+         "[--params FILE]... [--inspect] [--repeat N] [--save-state FILE]\n" +
          std::string(8 + tool.size(), ' ') + "[--bench N [--profile]]\n"
          "\n" + kOptionHelp;
 }
@@ -67,6 +71,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<std::string> params;
+  std::string saveState;
   bool inspect = false;
   int64_t repeat = 1;
   int64_t bench = 0;
@@ -97,6 +102,8 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.params.push_back(value());
     } else if (arg == "--inspect") {
       options.inspect = true;
+    } else if (arg == "--save-state") {
+      options.saveState = value();
     } else if (arg == "--repeat" || arg == "--bench") {
       std::string text = value();
       size_t end = 0;
@@ -268,6 +275,8 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
   for (int64_t run = 0; run < options.repeat; ++run)
     outputs = session.run(function, inputs);
   writeOutputs(options.outputs, outputs);
+  if (!options.saveState.empty())
+    saveCheckpoint(session, options.saveState);
   printStats(session, function, options.repeat);
   if (options.bench > 0) {
     session.replay(function, 3);

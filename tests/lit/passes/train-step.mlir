@@ -2,6 +2,36 @@
 // RUN: genesis-opt %s --split-input-file --genesis-train-step="momentum=0.9 nesterov=true weight-decay=0.01 no-decay=b" | FileCheck %s --check-prefix=MOMENTUM
 // RUN: genesis-opt %s --split-input-file --genesis-train-step="optimizer=adamw weight-decay=0.1 clip-grad-value=0.5 clip-grad-norm=1.0" | FileCheck %s --check-prefix=ADAMW
 // RUN: genesis-opt %s --split-input-file --genesis-train-step="optimizer=adam accumulation=2" | FileCheck %s --check-prefix=ACCUM
+// RUN: genesis-opt %s --split-input-file --genesis-train-step="optimizer=adamw loss-scale=dynamic growth-interval=3" | FileCheck %s --check-prefix=SCALE
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=static" 2>&1 | FileCheck %s --check-prefix=BADSCALE
+
+// Dynamic loss scaling: @loss_scaled multiplies the loss by the scale, so
+// the backward is seeded with it; the scale (0 in the state means 65536),
+// the tracker and the skipped steps are optimizer state; the gradients are
+// unscaled, a non-finite global norm keeps every parameter and state, and
+// Adam's step leaves out the skipped steps.
+// SCALE-LABEL: func.func @loss_scaled(
+// SCALE-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {genesis.name = "amp.loss_scale", genesis.role = "input"}
+// SCALE: %[[L:.+]] = genesis.mul %{{.+}}, %[[S]] : tensor<f32>
+// SCALE: return %[[L]]
+// SCALE-LABEL: func.func @train_step(
+// SCALE-SAME: {genesis.name = "amp.loss_scale", genesis.role = "optimizer_state"}
+// SCALE-SAME: {genesis.name = "amp.growth_tracker", genesis.role = "optimizer_state"}
+// SCALE-SAME: {genesis.name = "amp.skipped_steps", genesis.role = "optimizer_state"}
+// SCALE: %[[UNSET:.+]] = genesis.compare eq, %arg6, %{{.+}} : tensor<f32>
+// SCALE: %[[INIT:.+]] = genesis.constant dense<6.553600e+04> : tensor<f32>
+// SCALE: %[[SCALE:.+]] = genesis.select %[[UNSET]], %[[INIT]], %arg6
+// SCALE: %[[NORM:.+]] = genesis.global_norm
+// SCALE: %[[NN:.+]] = genesis.sub %[[NORM]], %[[NORM]]
+// SCALE: %[[FINITE:.+]] = genesis.compare eq, %[[NN]]
+// SCALE: %[[SKIPPED:.+]] = genesis.cast %arg8 : tensor<f32> to tensor<i64>
+// SCALE: %[[STEP:.+]] = genesis.sub %arg12, %[[SKIPPED]] : tensor<i64>
+// SCALE: genesis.adamw_update {{.+}}, %[[STEP]] :
+// SCALE: %[[KEEP:.+]] = genesis.broadcast_in_dim %[[FINITE]], [] : tensor<i1> -> tensor<3x2xi1>
+// SCALE: genesis.select %[[KEEP]], %new_param, %arg0
+// SCALE: genesis.constant dense<3.000000e+00>
+// SCALE: genesis.constant dense<5.000000e-01>
+// BADSCALE: error: genesis-train-step: unknown loss-scale 'static' (expected none or dynamic)
 
 // A linear model y = x w + b with a mean-squared loss.
 func.func @loss(%w: tensor<3x2xf32> {genesis.name = "w", genesis.role = "parameter"},

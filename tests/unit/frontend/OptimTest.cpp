@@ -220,4 +220,77 @@ TEST(Optim, OptimizerStateRoundTrips) {
   EXPECT_EQ(step.steps(), 1);
 }
 
+// GradScaler semantics (loss-scale=dynamic), on the evaluator in f32: the
+// scales are powers of two, so a clean step equals the unscaled step bit for
+// bit; a batch with an infinity is skipped (nothing changes but the scale,
+// which halves, and the counters); after `growth_interval` clean steps the
+// scale doubles; Adam's step count leaves out the skipped step.
+TEST(Optim, DynamicLossScaleSkipsOverflowAndGrows) {
+  std::map<std::string, HostArray> initial = load("initial.safetensors");
+  auto plain = mlpWithInitialWeights(initial),
+       scaled = mlpWithInitialWeights(initial);
+  auto lossOf = [](nn::Sequential &m) {
+    return [&m](const std::map<std::string, Tensor> &b) {
+      return cross_entropy(m.forward(b.at("images")), b.at("labels"));
+    };
+  };
+  std::map<std::string, HostArray> batch = {{"images", initial.at("images")},
+                                            {"labels", initial.at("labels")}};
+  std::map<std::string, HostArray> overflow = batch;
+  overflow["images"].setDouble(5, INFINITY);
+  optim::Adam adam;
+  optim::TrainStepOptions options;
+  options.loss_scale = "dynamic";
+  options.growth_interval = 2;
+  optim::TrainStep reference =
+      optim::compile_train_step(*plain, lossOf(*plain), adam, batch);
+  optim::TrainStep step =
+      optim::compile_train_step(*scaled, lossOf(*scaled), adam, batch, options);
+  auto ampState = [&](const std::string &name) -> double {
+    for (auto &[key, value] : step.state_dict())
+      if (key == name)
+        return value.getDouble(0);
+    ADD_FAILURE() << "no state " << name;
+    return NAN;
+  };
+  auto expectSameWeights = [&](const char *when) {
+    auto a = plain->state_dict(), b = scaled->state_dict();
+    for (size_t i = 0; i < a.size(); ++i)
+      for (int64_t e = 0; e < a[i].second.numel(); ++e)
+        ASSERT_EQ(a[i].second.getDouble(e), b[i].second.getDouble(e))
+            << when << ": " << a[i].first << " element " << e;
+  };
+
+  EXPECT_EQ(reference.step(batch), step.step(batch));
+  expectSameWeights("after a clean step");
+  EXPECT_EQ(ampState("amp.loss_scale"), 65536.0);
+  EXPECT_EQ(ampState("amp.growth_tracker"), 1.0);
+
+  NamedArrays before = scaled->state_dict();
+  NamedArrays stateBefore = step.state_dict();
+  EXPECT_FALSE(std::isfinite(step.step(overflow)));
+  NamedArrays after = scaled->state_dict();
+  for (size_t i = 0; i < before.size(); ++i)
+    for (int64_t e = 0; e < before[i].second.numel(); ++e)
+      ASSERT_EQ(before[i].second.getDouble(e), after[i].second.getDouble(e))
+          << "skipped step changed " << before[i].first;
+  for (auto &[name, value] : step.state_dict())
+    if (name.find(".exp_avg") != std::string::npos)
+      for (auto &[oldName, old] : stateBefore)
+        if (oldName == name)
+          for (int64_t e = 0; e < old.numel(); ++e)
+            ASSERT_EQ(old.getDouble(e), value.getDouble(e)) << name;
+  EXPECT_EQ(ampState("amp.loss_scale"), 32768.0);
+  EXPECT_EQ(ampState("amp.growth_tracker"), 0.0);
+  EXPECT_EQ(ampState("amp.skipped_steps"), 1.0);
+
+  // Two clean steps: the second reaches the growth interval.
+  for (int k = 0; k < 2; ++k)
+    EXPECT_EQ(reference.step(batch), step.step(batch));
+  expectSameWeights("after the skipped step and two clean ones");
+  EXPECT_EQ(ampState("amp.loss_scale"), 65536.0);
+  EXPECT_EQ(ampState("amp.growth_tracker"), 0.0);
+  EXPECT_EQ(ampState("amp.skipped_steps"), 1.0);
+}
+
 } // namespace
