@@ -2,7 +2,6 @@
 
 #include "models/lm/GenerationCompiler.h"
 #include "dialect/Utils/DiagnosticCapture.h"
-#include "models/common/HuggingFace.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/lm/Generation.h"
 #include "models/qwen2/Qwen2.h"
@@ -82,6 +81,8 @@ std::unique_ptr<CausalLM> loadCausalLM(const std::string &directory) {
   if (!file)
     throw Error("cannot open '" + configPath + "'");
   nlohmann::json config = nlohmann::json::parse(file, nullptr, false);
+  if (config.is_discarded())
+    throw Error("config file '" + configPath + "' is not valid JSON");
   auto type = config.is_object() ? config.find("model_type") : config.end();
   std::string modelType =
       type != config.end() && type->is_string() ? type->get<std::string>() : "";
