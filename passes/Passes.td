@@ -392,7 +392,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       (interior + 1) inside the operand and on the step, else zero (pad); the
       input whose range of the concatenated dimension holds i (concat); the
       id clamped into [0, n) in its own type, as the CPU kernel clamps
-      (take).
+      (take); f32 and f64 rope over [..., S, D] computes x cos + rotate_half(x)
+      sin from the element, its partner half a row away and the [S, D]
+      tables.
     - scatter_add (f32, f64, i32, i64), viewed as result [outer, rows,
       inner] += updates [outer, ids, inner]: a warp per (outer, row, group of
       up to 8 x 32 inner columns), each lane holding up to 8 columns'
@@ -412,7 +414,7 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       losses in a fixed order. Ignored rows give 0, labels out of range NaN,
       as on the CPU.
     - Other ops outside fusions (optimizer updates, softmax and log_softmax
-      of other dimensions or types, dropout, rope, attention, argmax): the
+      of other dimensions or types, dropout, attention, argmax): the
       CPU op kernel, a func.func
       over [begin, end) of its outer loop computing in f64, is cloned into
       the GPU module and called with one outer iteration per thread; the
@@ -469,6 +471,23 @@ def GenesisDecomposeCrossEntropy
     by that count for `mean`). The CUDA pipeline runs it so that the sum over
     rows is a reduction fusion rather than a single block walking every row,
     and no gradient kernel has to count the labels.
+  }];
+}
+
+def GenesisDecomposeGlobalNorm
+    : Pass<"genesis-decompose-global-norm", "mlir::func::FuncOp"> {
+  let summary = "A global_norm as row reductions a GPU runs in parallel";
+  let description = [{
+    Rewrites `genesis.global_norm` (the gradient clipping and loss-scaling
+    norm) into `sqrt` of the sum, over its inputs, of each input's sum of
+    squares, each input (cast to the result type first) viewed as
+    `[n / C, C]` with `C` the largest divisor of its element count n that is
+    at most max(32, min(4096, n / 2048)), so that there are rows enough for
+    the GPU's warps: a `reduce_sum` over C (a row reduction, the squares
+    fused into it) and then over the rows. An input whose n has no such
+    divisor of at least 32 (a small or prime n) is summed in one reduction.
+    The CUDA pipeline runs it: the op's kernel is otherwise one thread
+    walking every element.
   }];
 }
 

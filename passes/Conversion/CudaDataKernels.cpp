@@ -300,6 +300,23 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
   auto operandShape = [&](unsigned k) {
     return cast<RankedTensorType>(op->getOperand(k).getType()).getShape();
   };
+  if (isa<RopeOp>(op)) {
+    // y = x cos + rotate_half(x) sin over [..., S, D]: x's partner half a
+    // row away, negated in the row's first half; the [S, D] tables repeat
+    // every S * D elements.
+    int64_t depth = shape.back(), half = depth / 2;
+    Value first = im.lt(im.rem(position, depth), im.c(half));
+    Value partner = arith::SelectOp::create(
+        b, loc, first, im.add(position, im.c(half)),
+        arith::SubIOp::create(b, loc, position, im.c(half)));
+    Value x = load(0, position), r = load(0, partner);
+    Value rotated = arith::SelectOp::create(
+        b, loc, first, arith::NegFOp::create(b, loc, r), r);
+    Value table = im.rem(position, shape[shape.size() - 2] * depth);
+    return arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, load(1, table)),
+        arith::MulFOp::create(b, loc, rotated, load(2, table)));
+  }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     SmallVector<int64_t> strides = rowMajorStrides(operandShape(0));
     SmallVector<Value> j = im.delinearize(position, shape);
@@ -576,6 +593,12 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
 bool hasGpuGatherKernel(Operation *op) {
   if (isa<SliceOp, PadOp, ConcatOp, BroadcastInDimOp, TakeOp>(op))
     return true;
+  if (auto rope = dyn_cast<RopeOp>(op)) {
+    Type element = rope.getType().getElementType();
+    return (element.isF32() || element.isF64()) &&
+           rope.getCos().getType().getElementType() == element &&
+           rope.getSin().getType().getElementType() == element;
+  }
   if (auto iota = dyn_cast<IotaOp>(op))
     return isPlainNumeric(
         cast<RankedTensorType>(iota.getResult().getType()).getElementType());
@@ -586,7 +609,8 @@ bool hasGpuGatherKernel(Operation *op) {
 
 /// A grid-stride loop (256-thread blocks, at most kMaxGridBlocks) with a
 /// thread per result element, which loads the element it comes from (or
-/// computes it: iota, pad's zeros); consecutive threads read consecutive
+/// computes it: iota, pad's zeros, rope from two elements of its row and the
+/// tables); consecutive threads read consecutive
 /// elements within each contiguous run of the source. scatter_add: see
 /// emitScatterAddKernel.
 FailureOr<GpuKernel> emitGatherKernel(Operation *op, StringRef name,

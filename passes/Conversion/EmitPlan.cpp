@@ -602,11 +602,12 @@ LogicalResult lowerForTarget(ModuleOp module,
     pm.enableTiming();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();
   // The GPU runs attention as batched GEMMs and row reductions, and a
-  // loss's sum over rows as a reduction fusion; the CPU has kernels of its
-  // own.
+  // loss's sum over rows and a global norm as reduction fusions; the CPU has
+  // kernels of its own.
   if (options.target == plan::Target::Cuda) {
     functionPm.addPass(createGenesisDecomposeAttention());
     functionPm.addPass(createGenesisDecomposeCrossEntropy());
+    functionPm.addPass(createGenesisDecomposeGlobalNorm());
   }
   if (!options.mixedPrecision.empty()) {
     // The CPU kernels compute in f32 and f64 only.

@@ -817,4 +817,24 @@ TEST(CudaBackend, MixedPrecisionGemms) {
   EXPECT_ON_DEVICE(bf16, toleranceFor("bf16"));
 }
 
+// global_norm (genesis-decompose-global-norm): sums of squares as row
+// reductions over [n / C, C] views, then over the rows; a prime-sized input
+// in one reduction; f32 inputs and an f64 one.
+TEST(CudaBackend, GlobalNorm) {
+  double worst = deviceError(R"(
+    func.func @f(%a: tensor<1000x777xf32>, %b: tensor<4096xf32>,
+                 %c: tensor<13xf32>, %d: tensor<8191xf32>) -> tensor<f32> {
+      %0 = genesis.global_norm %a, %b, %c, %d : tensor<1000x777xf32>, tensor<4096xf32>, tensor<13xf32>, tensor<8191xf32>
+      return %0 : tensor<f32>
+    })",
+                             91);
+  worst = std::max(worst, deviceError(R"(
+    func.func @f(%a: tensor<300x40xf64>, %b: tensor<7xf32>) -> tensor<f64> {
+      %0 = genesis.global_norm %a, %b : tensor<300x40xf64>, tensor<7xf32>
+      return %0 : tensor<f64>
+    })",
+                                      92));
+  EXPECT_ON_DEVICE(worst, kF32);
+}
+
 } // namespace
