@@ -15,6 +15,7 @@ std::vector<uint8_t> compile(Trace &trace,
   PlanOptions planOptions;
   planOptions.target = options.target;
   planOptions.allowTf32 = options.allowTf32;
+  planOptions.mixedPrecision = options.mixedPrecision;
   mlir::FailureOr<std::vector<uint8_t>> plan =
       compilePlan(trace.module(), functions, planOptions);
   if (mlir::failed(plan))
@@ -44,6 +45,8 @@ std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
   trainStep.beta1 = options.beta1;
   trainStep.beta2 = options.beta2;
   trainStep.clipGradNorm = options.clipGradNorm;
+  if (options.mixedPrecision == "f16")
+    trainStep.lossScale = "dynamic";
   for (auto &[name, parameter] : model.named_parameters())
     if (parameter->data().rank() == 1)
       trainStep.noDecay.push_back(name);

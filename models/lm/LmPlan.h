@@ -30,6 +30,9 @@ struct LmPlanOptions {
   double beta2 = 0.95;
   /// Maximum global gradient norm (0: no clipping).
   double clipGradNorm = 1.0;
+  /// "bf16" or "f16": GEMMs in that type (genesis-amp, cuda only); f16 adds
+  /// the dynamic loss scale to the train step.
+  std::string mixedPrecision;
 };
 
 /// A plan with two functions over ids and targets, i64 [batch, sequence]:

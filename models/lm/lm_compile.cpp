@@ -53,7 +53,8 @@ static llvm::cl::opt<bool>
               llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores"));
 static llvm::cl::opt<std::string>
     precision("precision", llvm::cl::init("f32"),
-              llvm::cl::desc("Compute precision (only f32 for now)"));
+              llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master "
+                             "weights (cuda; f16 with a dynamic loss scale)"));
 static llvm::cl::opt<double>
     weightDecay("weight-decay", llvm::cl::init(0.1),
                 llvm::cl::desc("AdamW weight decay (not on 1-D parameters)"));
@@ -79,12 +80,12 @@ int main(int argc, char **argv) {
   try {
     if (target != "cpu" && target != "cuda")
       throw Error("--target must be cpu or cuda, got '" + target + "'");
-    if (precision == "bf16" || precision == "f16")
+    if (precision != "f32" && precision != "bf16" && precision != "f16")
+      throw Error("--precision must be f32, bf16 or f16, got '" + precision +
+                  "'");
+    if (precision != "f32" && target != "cuda")
       throw Error("--precision " + precision +
-                  " needs genesis-amp, not yet; only f32 is supported");
-    if (precision != "f32")
-      throw Error("--precision must be f32 (bf16 and f16 to come), got '" +
-                  precision + "'");
+                  " needs --target cuda (the CPU kernels compute in f32)");
     if (layers < 1 || width < 1 || vocab < 2 || seqLength < 1 || batchSize < 1)
       throw Error("--layers, --width, --seq and --batch must be positive "
                   "and --vocab at least 2");
@@ -108,6 +109,8 @@ int main(int argc, char **argv) {
     options.allowTf32 = allowTf32;
     options.weightDecay = weightDecay;
     options.clipGradNorm = clipGradNorm;
+    if (precision != "f32")
+      options.mixedPrecision = precision;
     auto start = std::chrono::steady_clock::now();
     std::vector<uint8_t> training = models::compileLmTrainingPlan(gpt, options);
     std::vector<uint8_t> sampling = models::compileLmSamplingPlan(gpt, options);

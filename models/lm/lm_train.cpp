@@ -61,7 +61,8 @@ model, compiled by lm-compile:
   --target T           cpu, cuda, or auto: cuda when a GPU and ptxas are
                        here (auto)
   --tf32               cuda: f32 GEMMs on TF32 tensor cores
-  --precision P        f32 (bf16 and f16 need genesis-amp, not yet)
+  --precision P        f32, or bf16 / f16 GEMMs (cuda; f16 adds a dynamic
+                       loss scale)
   --weight-decay X     AdamW decay, not on 1-D parameters (0.1)
   --clip-grad-norm X   maximum global gradient norm, 0 for none (1.0)
   --compile-only       write lm.gplan, sample.gplan and init.safetensors to
@@ -203,12 +204,13 @@ Flags parseFlags(int argc, char **argv) {
 }
 
 void checkFlags(const Flags &flags) {
-  if (flags.precision == "bf16" || flags.precision == "f16")
-    throw Error("--precision " + flags.precision +
-                " needs genesis-amp, not yet; only f32 is supported");
-  if (flags.precision != "f32")
-    throw Error("--precision must be f32 (bf16 and f16 to come), got '" +
+  if (flags.precision != "f32" && flags.precision != "bf16" &&
+      flags.precision != "f16")
+    throw Error("--precision must be f32, bf16 or f16, got '" +
                 flags.precision + "'");
+  if (flags.precision != "f32" && flags.target == "cpu")
+    throw Error("--precision " + flags.precision +
+                " needs --target cuda (the CPU kernels compute in f32)");
   if (flags.target != "cpu" && flags.target != "cuda" && flags.target != "auto")
     throw Error("--target must be cpu, cuda or auto, got '" + flags.target +
                 "'");
@@ -304,6 +306,15 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
 }
 
 /// Whether the plan lets any GEMM use TF32 (then TF32 is its peak).
+/// Whether the plan has 16-bit tensors (its GEMMs run in bf16 or f16).
+bool hasHalfTensors(const PlanFile &planFile) {
+  for (const plan::Tensor *tensor : *planFile.plan().tensors())
+    if (tensor->dtype() == plan::DType::BF16 ||
+        tensor->dtype() == plan::DType::F16)
+      return true;
+  return false;
+}
+
 bool allowsTf32(const PlanFile &planFile) {
   for (const plan::Function *function : *planFile.plan().functions())
     for (const plan::Step *step : *function->steps())
@@ -413,9 +424,11 @@ int run(int argc, char **argv) {
   std::string peakSource = "--peak-tflops";
   if (peakTflops == 0 && cuda) {
     // H100 SXM dense peaks (the H200's are the same).
-    bool tf32 = allowsTf32(*plan);
-    peakTflops = tf32 ? 494 : 67;
-    peakSource = tf32 ? "H100 dense TF32" : "H100 f32 without tensor cores";
+    bool half = hasHalfTensors(*plan), tf32 = allowsTf32(*plan);
+    peakTflops = half ? 989 : tf32 ? 494 : 67;
+    peakSource = half   ? "H100 dense bf16/f16"
+                 : tf32 ? "H100 dense TF32"
+                        : "H100 f32 without tensor cores";
   }
   if (peakTflops > 0)
     std::printf("MFU against %.4g TFLOP/s (%s)\n", peakTflops,
