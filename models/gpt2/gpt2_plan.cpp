@@ -1,19 +1,18 @@
 //===- gpt2_plan.cpp - Compile a GPT-2 language-model train step ----------===//
 //
-// Traces a GPT-2's next-token cross-entropy on input ids [B, S] and targets
-// [B, S] (both i64), builds the AdamW train step (weight decay 0.01 except
-// on 1-D parameters, like the MLP), compiles it for the CPU or CUDA into
-// <out>/gpt.gplan and writes the initial weights to <out>/init.safetensors.
+// Compiles lm-train's GPT-2 language-model plan (models/lm/LmPlan.h:
+// `train_step` and `loss` on ids and targets [B, S]) with the AdamW of the
+// GPU benchmarks' PyTorch models (weight decay 0.01 except on 1-D
+// parameters, betas 0.9 / 0.999, no clipping) for the CPU or CUDA into
+// <out>/gpt.gplan, and writes the initial weights to <out>/init.safetensors.
 // scripts/gpu/bench.py times the CUDA plan against PyTorch (the tiny-GPT
-// row); the defaults are that tiny GPT.
+// row; the defaults are that tiny GPT), gpt2_bench.py GPT-2 124M in bf16.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Utils/CommandLine.h"
-#include "dialect/Utils/DiagnosticCapture.h"
-#include "frontend/Trace.h"
 #include "models/gpt2/Gpt2.h"
-#include "passes/Passes.h"
+#include "models/lm/LmPlan.h"
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/PlanFile.h"
@@ -47,10 +46,10 @@ static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::init(0),
 static llvm::cl::opt<std::string>
     target("target", llvm::cl::init("cuda"),
            llvm::cl::desc("cpu or cuda (a cuda plan compiles without a GPU)"));
-static llvm::cl::opt<std::string> precision(
-    "precision", llvm::cl::init("f32"),
-    llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master weights "
-                   "(genesis-amp; cuda only)"));
+static llvm::cl::opt<std::string>
+    precision("precision", llvm::cl::init("f32"),
+              llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master weights "
+                             "(genesis-amp; cuda only)"));
 static llvm::cl::opt<std::string>
     lossScale("loss-scale", llvm::cl::init("none"),
               llvm::cl::desc("none, or dynamic (GradScaler semantics in the "
@@ -70,8 +69,7 @@ int main(int argc, char **argv) {
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
                    std::addressof(precision), std::addressof(lossScale),
-                   std::addressof(writeInit),
-                   std::addressof(outputDir)});
+                   std::addressof(writeInit), std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
   try {
@@ -94,49 +92,34 @@ int main(int argc, char **argv) {
     models::Gpt2 gpt(config, generator);
 
     auto start = std::chrono::steady_clock::now();
-    const int64_t tokens = batchSize * seqLength;
-    Trace trace("loss");
-    trace.bind(gpt);
-    Tensor ids = trace.input("ids", DType::I64, {batchSize, seqLength});
-    Tensor targets = trace.input("targets", DType::I64, {batchSize, seqLength});
-    // cross_entropy takes [N, C] logits: every position is one prediction.
-    Tensor logits = gpt.forward(ids).reshape({tokens, config.vocab_size});
-    trace.output("loss", cross_entropy(logits, targets.reshape({tokens})));
-    mlir::func::FuncOp loss = trace.finish();
-    GenesisTrainStepOptions options;
-    options.optimizer = "adamw";
+    // The AdamW of bench.py's PyTorch models: torch's defaults but weight
+    // decay 0.01, no clipping.
+    models::LmPlanOptions options;
+    options.batch = batchSize;
+    options.sequence = seqLength;
+    options.target = target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
     options.weightDecay = 0.01;
-    options.lossScale = lossScale;
-    for (auto &[name, parameter] : gpt.named_parameters())
-      if (parameter->data().rank() == 1)
-        options.noDecay.push_back(name);
-    DiagnosticCapture capture(&trace.context());
-    if (mlir::failed(buildTrainStep(loss, options)))
-      throw Error(capture.firstError("building the train step failed"));
-    PlanOptions planOptions;
-    planOptions.target =
-        target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
+    options.beta2 = 0.999;
+    options.clipGradNorm = 0.0;
     if (precision != "f32")
-      planOptions.mixedPrecision = precision;
-    mlir::FailureOr<std::vector<uint8_t>> planBytes =
-        compilePlan(trace.module(), {"train_step"}, planOptions);
-    if (mlir::failed(planBytes))
-      throw Error(capture.firstError("compiling the plan failed"));
+      options.mixedPrecision = precision;
+    options.lossScale = lossScale;
+    std::vector<uint8_t> planBytes =
+        models::compileLmTrainingPlan(gpt, options);
 
     std::string planPath = outputDir + "/gpt.gplan";
-    writeFileAtomically(planPath, planBytes->data(), planBytes->size());
+    writeFileAtomically(planPath, planBytes.data(), planBytes.size());
     PlanFile plan =
-        PlanFile::fromBytes(planBytes->data(), planBytes->size(), planPath);
+        PlanFile::fromBytes(planBytes.data(), planBytes.size(), planPath);
     std::printf(
         "compiled %s (%zu bytes, %s) in %.2f s; arena %llu bytes\n",
-        planPath.c_str(), planBytes->size(), target.c_str(),
+        planPath.c_str(), planBytes.size(), target.c_str(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count(),
         static_cast<unsigned long long>(plan.plan().memory()->arena_bytes()));
     if (writeInit) {
       saveSafetensors(outputDir + "/init.safetensors", gpt.state_dict());
-      std::printf("initial weights: %s/init.safetensors\n",
-                  outputDir.c_str());
+      std::printf("initial weights: %s/init.safetensors\n", outputDir.c_str());
     }
   } catch (const Error &error) {
     std::cerr << "gpt2-plan: error: " << error.what() << "\n";

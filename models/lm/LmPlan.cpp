@@ -45,8 +45,7 @@ std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
   trainStep.beta1 = options.beta1;
   trainStep.beta2 = options.beta2;
   trainStep.clipGradNorm = options.clipGradNorm;
-  if (options.mixedPrecision == "f16")
-    trainStep.lossScale = "dynamic";
+  trainStep.lossScale = options.lossScale;
   for (auto &[name, parameter] : model.named_parameters())
     if (parameter->data().rank() == 1)
       trainStep.noDecay.push_back(name);

@@ -30,9 +30,10 @@ struct LmPlanOptions {
   double beta2 = 0.95;
   /// Maximum global gradient norm (0: no clipping).
   double clipGradNorm = 1.0;
-  /// "bf16" or "f16": GEMMs in that type (genesis-amp, cuda only); f16 adds
-  /// the dynamic loss scale to the train step.
+  /// "bf16" or "f16": GEMMs in that type (genesis-amp, cuda only).
   std::string mixedPrecision;
+  /// "dynamic": GradScaler's loss scale in the train step (for f16).
+  std::string lossScale = "none";
 };
 
 /// A plan with two functions over ids and targets, i64 [batch, sequence]:

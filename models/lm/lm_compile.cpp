@@ -111,6 +111,8 @@ int main(int argc, char **argv) {
     options.clipGradNorm = clipGradNorm;
     if (precision != "f32")
       options.mixedPrecision = precision;
+    if (precision == "f16")
+      options.lossScale = "dynamic";
     auto start = std::chrono::steady_clock::now();
     std::vector<uint8_t> training = models::compileLmTrainingPlan(gpt, options);
     std::vector<uint8_t> sampling = models::compileLmSamplingPlan(gpt, options);
