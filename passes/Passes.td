@@ -90,9 +90,12 @@ def GenesisTrainStep : Pass<"genesis-train-step", "mlir::ModuleOp"> {
        counts it, and at `growth-interval` the scale doubles and the
        tracker restarts. Otherwise every parameter and optimizer state
        keeps its value (a select on the finite flag), the scale halves,
-       the tracker restarts and the skipped steps count one more. Scales
-       are powers of two, so a clean step's update equals the unscaled
-       one's bit for bit unless a gradient underflows or overflows.
+       the tracker restarts and the skipped steps count one more. With a
+       power-of-two init-scale (the default) every scale is a power of two,
+       so a clean step's update equals the unscaled one's bit for bit
+       unless a gradient underflows or overflows. The loss and the
+       parameters must be f32 or f64 (16-bit ones are refused: 2^16 is not
+       an f16).
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"loss\"",

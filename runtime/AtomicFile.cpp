@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <unistd.h>
 
 namespace genesis {
@@ -66,6 +67,13 @@ void AtomicFileWriter::fail(const char *step) {
   int savedErrno = errno;
   throw Error("cannot write '" + path_ + "': " + step + " of '" + tempPath_ +
               "' failed: " + std::strerror(savedErrno));
+}
+
+void createDirectories(const std::string &path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error)
+    throw Error("cannot create directory '" + path + "': " + error.message());
 }
 
 void writeFileAtomically(const std::string &path, const void *data,

@@ -46,6 +46,10 @@ private:
   bool committed_ = false;
 };
 
+/// Creates the directory `path` and its missing parents (nothing if it
+/// exists); throws genesis::Error naming the path and the reason otherwise.
+void createDirectories(const std::string &path);
+
 /// Writes `size` bytes as the whole content of `path`, atomically.
 void writeFileAtomically(const std::string &path, const void *data,
                          size_t size);

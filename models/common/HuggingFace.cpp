@@ -139,13 +139,6 @@ std::string keyOf(const TensorNames &names, const std::string &name) {
   return contains(names.unprefixed, key) ? name : key;
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 /// Every parameter and buffer of `module` by state_dict key.
 std::vector<std::pair<std::string, nn::Parameter *>>
 tensorsOf(nn::Module &module) {

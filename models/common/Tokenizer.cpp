@@ -411,7 +411,7 @@ void BpeModel::encodePiece(std::string_view piece, pcre2_match_data *match,
   for (std::string_view part : pieces) {
     // As in `tokenizers`, the space goes before every piece that reaches
     // the ByteLevel stage, not only the first of the text.
-    if (addPrefixSpace && part.front() != ' ') {
+    if (addPrefixSpace && !part.empty() && part.front() != ' ') {
       prefixed = " ";
       prefixed += part;
       part = prefixed;

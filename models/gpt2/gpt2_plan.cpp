@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
                   "'");
     if (heads <= 0 || width % heads != 0)
       throw Error("--width must be a multiple of --heads");
-    std::system(("mkdir -p '" + outputDir + "'").c_str());
+    createDirectories(outputDir);
     models::Gpt2Config config;
     config.vocab_size = vocab;
     config.n_positions = seqLength;

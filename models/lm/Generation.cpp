@@ -28,13 +28,6 @@ std::vector<float> logitsOf(const std::map<std::string, HostArray> &outputs) {
   return std::vector<float>(data, data + logits.numel());
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 } // namespace
 
 void bindParameters(Session &session, const NamedArrays &weights,

@@ -1,6 +1,7 @@
 //===- LmTrainer.cpp - Training a GPT-2 language model from a plan --------===//
 
 #include "models/lm/LmTrainer.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/LrSchedule.h"
 #include "runtime/Random.h"
@@ -257,7 +258,7 @@ LmTrainResult trainLm(Session &session, const std::vector<int32_t> &train,
                 "fewer evaluation batches)");
   checkIds(train, "training", shape.vocab);
   checkIds(validation, "validation", shape.vocab);
-  std::system(("mkdir -p '" + options.outputDir + "'").c_str());
+  createDirectories(options.outputDir);
 
   LmTrainResult result;
   // The log of the steps before this run: beside the checkpoint resumed

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     if (heads < 1 || width % heads != 0)
       throw Error("--width " + std::to_string(width) +
                   " is not a multiple of --heads " + std::to_string(heads));
-    std::system(("mkdir -p '" + outputDir + "'").c_str());
+    createDirectories(outputDir);
     models::Gpt2Config config;
     config.vocab_size = vocab;
     config.n_positions = seqLength;

@@ -1,7 +1,9 @@
-//===- MlpTrainer.cpp - Training the MLP from a compiled plan --------------===//
+//===- MlpTrainer.cpp - Training the MLP from a compiled plan
+//--------------===//
 
 #include "models/mlp/MlpTrainer.h"
 #include "models/common/FashionMnist.h"
+#include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/LrSchedule.h"
 
@@ -23,13 +25,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 HostArray gather(const HostArray &array, const std::vector<int64_t> &order,
                  int64_t first, int64_t count) {
   std::vector<int64_t> shape = array.shape();
-  int64_t row = array.numel() / shape[0] * static_cast<int64_t>(dtypeSize(array.dtype()));
+  int64_t row =
+      array.numel() / shape[0] * static_cast<int64_t>(dtypeSize(array.dtype()));
   shape[0] = count;
   HostArray out(array.dtype(), shape);
   for (int64_t i = 0; i < count; ++i)
-    std::memcpy(static_cast<char *>(out.data()) + i * row,
-                static_cast<const char *>(array.data()) + order[first + i] * row,
-                row);
+    std::memcpy(
+        static_cast<char *>(out.data()) + i * row,
+        static_cast<const char *>(array.data()) + order[first + i] * row, row);
   return out;
 }
 
@@ -45,8 +48,9 @@ EpochRecord evaluateTest(Session &session, const data::Dataset &test,
   int64_t batches = static_cast<int64_t>(order.size()) / batch, correct = 0;
   double loss = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    auto out = session.run("loss", {{"images", gather(test.images, order, b * batch, batch)},
-                                    {"labels", gather(test.labels, order, b * batch, batch)}});
+    auto out = session.run(
+        "loss", {{"images", gather(test.images, order, b * batch, batch)},
+                 {"labels", gather(test.labels, order, b * batch, batch)}});
     loss += out.at("loss").getDouble(0);
     const HostArray &logits = out.at("logits");
     for (int64_t r = 0; r < batch; ++r) {
@@ -57,8 +61,9 @@ EpochRecord evaluateTest(Session &session, const data::Dataset &test,
       correct += best == test.labels.getInt(b * batch + r);
     }
   }
-  return {0, 0, loss / batches, static_cast<double>(correct) / (batches * batch),
-          0, 0};
+  return {
+      0, 0, loss / batches, static_cast<double>(correct) / (batches * batch),
+      0, 0};
 }
 
 void writeTableAndPlot(const std::vector<EpochRecord> &records,
@@ -66,7 +71,8 @@ void writeTableAndPlot(const std::vector<EpochRecord> &records,
   const std::string &outputDir = options.outputDir;
   std::string table = outputDir + "/training.tsv";
   std::ofstream out(table);
-  out << "epoch\ttrain_loss\ttest_loss\ttest_accuracy\tseconds\tsamples_per_s\n";
+  out << "epoch\ttrain_loss\ttest_loss\ttest_accuracy\tseconds\tsamples_per_"
+         "s\n";
   for (const EpochRecord &r : records)
     out << r.epoch << "\t" << r.trainLoss << "\t" << r.testLoss << "\t"
         << r.testAccuracy << "\t" << r.seconds << "\t" << r.samplesPerSecond
@@ -77,7 +83,8 @@ void writeTableAndPlot(const std::vector<EpochRecord> &records,
   gp << "set terminal png size 900,400\n"
      << "set output '" << outputDir << "/training.png'\n"
      << "set multiplot layout 1,2 title 'Genesis MLP 784-256-128-10 on "
-        "Fashion-MNIST (" << options.device << ")'\n"
+        "Fashion-MNIST ("
+     << options.device << ")'\n"
      << "set xlabel 'epoch'\nset ylabel 'loss'\nset key top right\n"
      << "plot '" << table << "' using 1:2 with linespoints title 'train', '"
      << table << "' using 1:3 with linespoints title 'test'\n"
@@ -96,7 +103,7 @@ void writeTableAndPlot(const std::vector<EpochRecord> &records,
 } // namespace
 
 void trainMlp(Session &session, const MlpTrainOptions &options) {
-  std::system(("mkdir -p '" + options.outputDir + "'").c_str());
+  createDirectories(options.outputDir);
   int64_t batchSize = 0;
   for (const TensorInfo &info : session.tensors())
     if (info.name == "images")
@@ -111,7 +118,8 @@ void trainMlp(Session &session, const MlpTrainOptions &options) {
 
   data::Dataset train = data::loadFashionMnist("train");
   data::Dataset test = data::loadFashionMnist("test");
-  int64_t count = std::min<int64_t>(options.trainImages, train.images.shape()[0]);
+  int64_t count =
+      std::min<int64_t>(options.trainImages, train.images.shape()[0]);
   int64_t stepsPerEpoch = count / batchSize;
   int64_t totalSteps = stepsPerEpoch * options.epochs;
   optim::Schedule schedule =
@@ -173,7 +181,8 @@ void trainMlp(Session &session, const MlpTrainOptions &options) {
   if (!records.empty())
     writeTableAndPlot(records, options);
   std::printf("checkpoint: %s/checkpoint.safetensors (step %llu)\n",
-              options.outputDir.c_str(), static_cast<unsigned long long>(session.step()));
+              options.outputDir.c_str(),
+              static_cast<unsigned long long>(session.step()));
 }
 
 } // namespace genesis::models

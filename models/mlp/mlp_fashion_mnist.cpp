@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
                   reason.empty() ? ""
                                  : (" (no GPU run: " + reason + ")").c_str());
     }
-    std::system(("mkdir -p '" + outputDir + "'").c_str());
+    createDirectories(outputDir);
     Generator generator(seed);
     auto model = models::makeMlp({256, 128}, generator);
 

@@ -1,5 +1,4 @@
-//===- LowerToCuda.cpp - Fusion regions and ops to GPU kernels
-//-------------===//
+//===- LowerToCuda.cpp - Fusion regions and ops to GPU kernels ------------===//
 //
 // Implements genesis-lower-cuda; Passes.td states the algorithm. The
 // emitters are XLA's kinds: a loop emitter for elementwise and broadcast
@@ -510,14 +509,18 @@ bool isRowBroadcast(BroadcastInDimOp broadcast, ArrayRef<int64_t> rowShape) {
 
 /// The row shape [rows..., C] of a fusion body that a block per row can
 /// compute: it has a reduction; every reduction is an f32 sum or max over
-/// the last dimension of an operand of that shape; a value computed from a
-/// reduction reaches the row only through elementwise ops and broadcasts
+/// the last dimension of an operand of that shape (no reduce_min); a value
+/// computed from a reduction reaches the row only through elementwise ops
+/// and broadcasts
 /// along the last dimension (the block's one reduced scalar then serves all
 /// of its columns); every yielded value has the row shape or is per row.
 std::optional<SmallVector<int64_t>> rowFusionShape(Block &body) {
   std::optional<SmallVector<int64_t>> rowShape;
   llvm::DenseSet<Value> fromReduction;
   for (Operation &op : body.without_terminator()) {
+    // The row kernel combines sums and maxima only.
+    if (isa<ReduceMinOp>(op))
+      return std::nullopt;
     bool derived = llvm::any_of(op.getOperands(), [&](Value operand) {
       return fromReduction.contains(operand);
     });
@@ -679,14 +682,16 @@ void mergeRowFusions(func::FuncOp function) {
 
 /// A row fusion (rowFusionShape): a block per row of T threads (a multiple
 /// of 32, at most 1024), thread t taking columns t, t + T, ... . The
-/// reductions run in body order, each a block reduction (blockAllReduce,
-/// its own shared slots) of the operand computed at the thread's columns;
-/// every scalar loaded or computed is kept in registers for the next
-/// reduction and for the yielded values, so a row is read from memory once
-/// and each result written once. Sums accumulate in f64: a row of
-/// thousands of terms then agrees with the evaluator's f64 sum to f32
-/// rounding, though the results may cancel against it (softmax's backward:
-/// g - rowsum(g * y)). Per-row results are stored by thread 0.
+/// reductions run in stages by dependency depth (a stage's reductions need
+/// only earlier stages' results); each stage computes its reductions'
+/// operands at the thread's columns and combines them in one
+/// blockAllReduceEach (one barrier, a shared array per reduction). Every
+/// scalar loaded or computed is kept for the next stage and for the yielded
+/// values, so a row is read from memory once and each result written once. Sums
+/// accumulate in f64: a row of thousands of terms then agrees with the
+/// evaluator's f64 sum to f32 rounding, though the results may cancel against
+/// it (softmax's backward: g - rowsum(g * y)). Per-row results are stored by
+/// thread 0.
 FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
                                    StringRef name, OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
@@ -712,17 +717,19 @@ FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
       createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
                       fusion.getResultTypes(), workgroup);
   setLaunch(kernel, rows, threads);
-  // Two 1024-thread blocks per SM (32 registers a thread) keep a second
-  // row's loads in flight while a block waits at its reductions' barriers;
-  // worth it while the row's elements a thread holds fit in about half of
-  // those registers.
+  // A full SM of blocks (2048 threads, so 32 registers a thread; at most 32
+  // blocks) keeps other rows' loads in flight while a block waits at its
+  // reductions' barriers; asked for while the row elements a thread holds
+  // fit in about half of those registers (the computed values are
+  // recomputed or spilled: measured fastest on layer_norm's backward).
   int64_t rowInputs = llvm::count_if(body.getArguments(), [&](BlockArgument a) {
     return cast<RankedTensorType>(a.getType()).getShape() == rowType;
   });
   if (rowInputs * perThread <= 16)
     kernel.function->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
-        IntegerAttr::get(IntegerType::get(context, 32), 2048 / threads));
+        IntegerAttr::get(IntegerType::get(context, 32),
+                         std::min<int64_t>(32, 2048 / threads)));
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");

@@ -1,5 +1,4 @@
-//===- Amp.cpp - f32 GEMMs computed in bf16 or f16
-//-------------------------===//
+//===- Amp.cpp - f32 GEMMs computed in bf16 or f16 ------------------------===//
 //
 // Implements genesis-amp; Passes.td states the rules.
 //

@@ -1,5 +1,4 @@
-//===- DecomposeGlobalNorm.cpp - global_norm as parallel reductions
-//--------===//
+//===- DecomposeGlobalNorm.cpp - global_norm as row reductions ------------===//
 //
 // Implements genesis-decompose-global-norm; Passes.td states the algorithm.
 //

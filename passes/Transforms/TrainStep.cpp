@@ -1,5 +1,4 @@
-//===- TrainStep.cpp - One compiled training step
-//--------------------------===//
+//===- TrainStep.cpp - One compiled training step -------------------------===//
 //
 // Implements genesis-train-step; Passes.td states the algorithm.
 //
@@ -108,6 +107,7 @@ genesis::buildTrainStep(func::FuncOp loss,
   if (dynamicScale && (options.initScale <= 0.0 || options.growthInterval < 1))
     return loss.emitError("genesis-train-step: loss scaling needs init-scale "
                           "> 0 and growth-interval >= 1");
+
   auto module = loss->getParentOfType<ModuleOp>();
   if (!module)
     return loss.emitError("genesis-train-step: the loss must be in a module");
@@ -122,6 +122,21 @@ genesis::buildTrainStep(func::FuncOp loss,
     return loss.emitError("genesis-train-step: @")
            << loss.getSymName() << " has no argument with genesis.role = "
            << "\"parameter\"";
+
+  // The scale (2^16 by default) must be representable where it multiplies.
+  if (dynamicScale) {
+    SmallVector<Type> scaled = {loss.getResultTypes()[0]};
+    for (unsigned i : parameters)
+      scaled.push_back(loss.getArgumentTypes()[i]);
+    for (Type type : scaled) {
+      Type element = cast<RankedTensorType>(type).getElementType();
+      if (element.isF16() || element.isBF16())
+        return loss.emitError("genesis-train-step: loss scaling needs an f32 "
+                              "or f64 loss and parameters (master weights), "
+                              "got ")
+               << type;
+    }
+  }
 
   // 1. The gradient function (of the scaled loss with loss scaling).
   func::FuncOp gradient;

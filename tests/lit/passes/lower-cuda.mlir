@@ -250,3 +250,25 @@ func.func @multi_output(%a: tensor<70x45xf32>, %b: tensor<70x45xf32>) -> (tensor
   }
   return %0#0, %0#1 : tensor<70x45xf32>, tensor<45xf32>
 }
+
+// -----
+
+// A reduce_min producer does not merge into a row fusion (the row kernel
+// combines sums and maxima): both fusions keep their kernels.
+// CHECK-LABEL: func.func @min_not_merged(
+// CHECK: genesis.fusion %arg0 {genesis.kernel = @min_not_merged_fusion0
+// CHECK: genesis.fusion %arg0, %{{.+}} {genesis.kernel = @min_not_merged_fusion1
+func.func @min_not_merged(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %0 = genesis.fusion %x : (tensor<8x64xf32>) -> tensor<8x1xf32> {
+  ^bb0(%a: tensor<8x64xf32>):
+    %1 = genesis.reduce_min %a dims [1] keepdim : tensor<8x64xf32>
+    genesis.yield %1 : tensor<8x1xf32>
+  }
+  %1 = genesis.fusion %x, %0 : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32> {
+  ^bb0(%a: tensor<8x64xf32>, %m: tensor<8x1xf32>):
+    %2 = genesis.broadcast_in_dim %m, [0, 1] : tensor<8x1xf32> -> tensor<8x64xf32>
+    %3 = genesis.sub %a, %2 : tensor<8x64xf32>
+    genesis.yield %3 : tensor<8x64xf32>
+  }
+  return %1 : tensor<8x64xf32>
+}

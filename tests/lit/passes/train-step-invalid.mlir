@@ -2,6 +2,7 @@
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="optimizer=lion" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step 2>&1 | FileCheck %s --check-prefix=NOPARAM
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="function=nope" 2>&1 | FileCheck %s --check-prefix=NOFUNC
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=dynamic" 2>&1 | FileCheck %s --check-prefix=HALF
 
 // BAD: error: genesis-train-step: unknown optimizer 'lion' (expected sgd, adam or adamw)
 // NOFUNC: error: genesis-train-step: no function @nope
@@ -16,4 +17,13 @@ func.func @loss(%w: tensor<2xf32> {genesis.name = "w", genesis.role = "parameter
 func.func @loss(%x: tensor<2xf32> {genesis.name = "x", genesis.role = "input"}) -> tensor<f32> {
   %0 = genesis.reduce_sum %x dims [0] : tensor<2xf32>
   return %0 : tensor<f32>
+}
+
+// -----
+
+// Loss scaling keeps 16-bit parameters out: the scale, 2^16, is not an f16.
+// HALF: error: genesis-train-step: loss scaling needs an f32 or f64 loss and parameters (master weights), got 'tensor<f16>'
+func.func @loss(%w: tensor<2xf16> {genesis.name = "w", genesis.role = "parameter"}) -> tensor<f16> {
+  %0 = genesis.reduce_sum %w dims [0] : tensor<2xf16>
+  return %0 : tensor<f16>
 }
