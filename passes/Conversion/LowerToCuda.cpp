@@ -1064,6 +1064,53 @@ bool hasGpuCrossEntropyKernel(Operation *op) {
   return logits.getElementType().isF32() && logits.getRank() == 2;
 }
 
+/// The per-row and per-element f32 formulas of cross-entropy that both of
+/// its emitters use (the CPU kernel's semantics).
+struct CrossEntropyMath {
+  OpBuilder &b;
+  Location loc;
+  int64_t classes;
+  double smoothing;
+
+  Value constant(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value select(Value c, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  }
+  /// A row's loss from its max, sum of exponentials, sum of logits and the
+  /// label's logit: (1 - s) nll + s (logsumexp - mean logit); 0 for an
+  /// ignored row, NaN for a label out of range.
+  Value rowLoss(Value max, Value sum, Value sumLogits, Value labelLogit,
+                Value valid, Value ignored) {
+    Value logSumExp =
+        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
+    Value nll = arith::SubFOp::create(b, loc, logSumExp, labelLogit);
+    Value uniform = arith::SubFOp::create(
+        b, loc, logSumExp,
+        arith::DivFOp::create(b, loc, sumLogits,
+                              constant(static_cast<double>(classes))));
+    Value loss = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
+        arith::MulFOp::create(b, loc, constant(smoothing), uniform));
+    return select(ignored, constant(0.0), select(valid, loss, constant(NAN)));
+  }
+  /// The gradient at `column` of probability `p`: weight (p - target), the
+  /// target (1 - s) at the label plus s / C everywhere; 0 for an ignored row.
+  Value gradient(Value p, Value column, Value safeLabel, Value safeWeight,
+                 Value ignored) {
+    Value isLabel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          column, safeLabel);
+    Value target = arith::AddFOp::create(
+        b, loc, select(isLabel, constant(1 - smoothing), constant(0.0)),
+        constant(smoothing / static_cast<double>(classes)));
+    Value grad = arith::MulFOp::create(
+        b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+    return select(ignored, constant(0.0), grad);
+  }
+};
+
 /// Cross-entropy of wide rows (1024 classes or more) with reduction none
 /// (genesis-decompose-cross-entropy leaves only those on the GPU): a block
 /// per row, the row in registers as in the row emitter, so the forward reads
@@ -1094,6 +1141,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   setLaunch(kernel, rows, threads);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
+  CrossEntropyMath formulas{b, loc, classes, smoothing};
   Value logits = flatten(b, loc, kernel.inputs[0]);
   Value output = kernel.outputs[0];
   Value thread = im.threadId(), row = im.blockId();
@@ -1163,17 +1211,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                           ? blockAllReduce(b, loc, localSum,
                                            kernel.workgroup[2], warps, false)
                           : constant(0.0);
-    Value logSumExp =
-        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
-    Value nll = arith::SubFOp::create(b, loc, logSumExp, labelLogit);
-    Value uniform = arith::SubFOp::create(
-        b, loc, logSumExp,
-        arith::DivFOp::create(b, loc, sumLogits,
-                              constant(static_cast<double>(classes))));
-    Value loss = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
-        arith::MulFOp::create(b, loc, constant(smoothing), uniform));
-    Value rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
+    Value rowLoss =
+        formulas.rowLoss(max, sum, sumLogits, labelLogit, valid, ignored);
     auto only = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
@@ -1190,18 +1229,12 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     Value flatOutput = flatten(b, loc, output);
     for (int64_t k = 0; k < perThread; ++k) {
       Value p = arith::MulFOp::create(b, loc, exps[k], inverse);
-      Value isLabel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            column[k], safeLabel);
-      Value target = arith::AddFOp::create(
-          b, loc, select(isLabel, constant(1 - smoothing), constant(0.0)),
-          constant(smoothing / static_cast<double>(classes)));
-      Value grad = arith::MulFOp::create(
-          b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+      Value grad =
+          formulas.gradient(p, column[k], safeLabel, safeWeight, ignored);
       auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
-      memref::StoreOp::create(b, loc, select(ignored, constant(0.0), grad),
-                              flatOutput,
+      memref::StoreOp::create(b, loc, grad, flatOutput,
                               ValueRange{im.add(rowStart, column[k])});
     }
   }
@@ -1249,6 +1282,7 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
   setLaunch(kernel, grid, block);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
+  CrossEntropyMath formulas{b, loc, classes, smoothing};
   Value logits = kernel.inputs[0], labels = kernel.inputs[1];
   Value output = kernel.outputs[0];
   Value thread = im.threadId();
@@ -1358,18 +1392,10 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
         Value nan = constant(NAN);
         Value rowLoss = constant(0.0);
         if (!gradient) {
-          Value logSumExp = add(max, math::LogOp::create(b, loc, sum));
-          Value nll = arith::SubFOp::create(
-              b, loc, logSumExp,
-              memref::LoadOp::create(b, loc, logits, ValueRange{r, safeLabel}));
-          Value uniform = arith::SubFOp::create(
-              b, loc, logSumExp,
-              arith::DivFOp::create(b, loc, sumLogits,
-                                    constant(static_cast<double>(classes))));
-          Value loss =
-              add(arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
-                  arith::MulFOp::create(b, loc, constant(smoothing), uniform));
-          rowLoss = select(ignored, constant(0.0), select(valid, loss, nan));
+          rowLoss = formulas.rowLoss(
+              max, sum, sumLogits,
+              memref::LoadOp::create(b, loc, logits, ValueRange{r, safeLabel}),
+              valid, ignored);
           if (reduction == LossReduction::none) {
             auto first = scf::IfOp::create(
                 b, loc,
@@ -1401,17 +1427,10 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
                     math::ExpOp::create(b, loc,
                                         arith::SubFOp::create(b, loc, x, max)),
                     inverse);
-                Value isLabel = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::eq, c, safeLabel);
-                Value target =
-                    add(select(isLabel, constant(1 - smoothing), constant(0.0)),
-                        constant(smoothing / static_cast<double>(classes)));
-                Value grad = arith::MulFOp::create(
-                    b, loc, safeWeight,
-                    arith::SubFOp::create(b, loc, p, target));
-                memref::StoreOp::create(b, loc,
-                                        select(ignored, constant(0.0), grad),
-                                        output, ValueRange{r, c});
+                memref::StoreOp::create(
+                    b, loc,
+                    formulas.gradient(p, c, safeLabel, safeWeight, ignored),
+                    output, ValueRange{r, c});
                 scf::YieldOp::create(cb, loc);
               });
         }
