@@ -19,6 +19,9 @@
 
 namespace genesis::text {
 
+/// Appends the UTF-8 encoding of `codePoint` (at most U+10FFFF) to `out`.
+void appendUtf8(std::string &out, char32_t codePoint);
+
 class Tokenizer {
 public:
   virtual ~Tokenizer();
