@@ -3,6 +3,9 @@
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step 2>&1 | FileCheck %s --check-prefix=NOPARAM
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="function=nope" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=dynamic" 2>&1 | FileCheck %s --check-prefix=HALF
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=dynamic init-scale=0" 2>&1 | FileCheck %s --check-prefix=SCALE
+
+// SCALE: error: genesis-train-step: loss scaling needs init-scale > 0 and growth-interval >= 1
 
 // BAD: error: genesis-train-step: unknown optimizer 'lion' (expected sgd, adam or adamw)
 // NOFUNC: error: genesis-train-step: no function @nope
