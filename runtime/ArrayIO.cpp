@@ -2,6 +2,7 @@
 
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -392,11 +393,7 @@ Json parseHeaderJson(const std::string &text, const std::string &where) {
     }
     return true;
   };
-  try {
-    return Json::parse(text, rejectDuplicateKeys);
-  } catch (const Json::exception &error) {
-    throw Error(where + ": header is not valid JSON: " + error.what());
-  }
+  return parseJson(text, where + ": header", rejectDuplicateKeys);
 }
 
 SafetensorsEntry parseTensorEntry(const std::string &name, const Json &info,
@@ -693,6 +690,46 @@ void saveSafetensors(const std::string &path, const NamedArrays &arrays,
   for (const auto &named : arrays)
     writer.write(named.second.data(), named.second.nbytes());
   writer.commit();
+}
+
+//===----------------------------------------------------------------------===//
+// Result files
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool hasSuffix(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
+void checkResultFiles(const std::vector<std::string> &files, size_t count,
+                      const std::string &owner) {
+  size_t npyFiles = 0;
+  for (const std::string &file : files) {
+    if (hasSuffix(file, ".npy")) {
+      if (++npyFiles > count)
+        throw Error("'" + file + "': " + owner + " has only " +
+                    std::to_string(count) +
+                    (count == 1 ? " result" : " results"));
+    } else if (!hasSuffix(file, ".safetensors")) {
+      throw Error("'" + file + "': expected a .npy or .safetensors file");
+    }
+  }
+}
+
+void writeResultFiles(const std::vector<std::string> &files,
+                      const NamedArrays &results, const std::string &owner) {
+  checkResultFiles(files, results.size(), owner);
+  size_t next = 0;
+  for (const std::string &file : files) {
+    if (hasSuffix(file, ".safetensors"))
+      saveSafetensors(file, results);
+    else
+      saveNpy(file, results[next++].second);
+  }
 }
 
 } // namespace genesis

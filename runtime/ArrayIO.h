@@ -52,6 +52,16 @@ loadSafetensorsMetadata(const std::string &path);
 void saveSafetensors(const std::string &path, const NamedArrays &arrays,
                      const std::map<std::string, std::string> &metadata = {});
 
+/// The result files of a tool's `-o` options: a .safetensors file receives
+/// every result, a .npy file the next one in order. checkResultFiles refuses
+/// (naming the file) an unknown extension or more .npy files than `count`
+/// results; tools call it before they run, so nothing is written by a run
+/// that cannot store its results. `owner` names the function in messages.
+void checkResultFiles(const std::vector<std::string> &files, size_t count,
+                      const std::string &owner);
+void writeResultFiles(const std::vector<std::string> &files,
+                      const NamedArrays &results, const std::string &owner);
+
 } // namespace genesis
 
 #endif // GENESIS_RUNTIME_ARRAYIO_H

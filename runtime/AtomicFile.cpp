@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace genesis {
@@ -24,6 +25,19 @@ std::string directoryOf(const std::string &path) {
 
 AtomicFileWriter::AtomicFileWriter(const std::string &path)
     : path_(path), tempPath_(path + ".tmp." + std::to_string(getpid())) {
+  struct stat info;
+  if (stat(path_.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode))
+      throw Error("cannot write '" + path_ + "': it is a directory");
+    if (access(path_.c_str(), W_OK) != 0) {
+      int savedErrno = errno;
+      throw Error("cannot write '" + path_ + "': " + std::strerror(savedErrno));
+    }
+    if (!S_ISREG(info.st_mode)) {
+      inPlace_ = true;
+      tempPath_ = path_;
+    }
+  }
   file_.reset(std::fopen(tempPath_.c_str(), "wb"));
   if (!file_) {
     int savedErrno = errno;
@@ -36,7 +50,8 @@ AtomicFileWriter::~AtomicFileWriter() {
   if (committed_)
     return;
   file_.reset();
-  std::remove(tempPath_.c_str());
+  if (!inPlace_)
+    std::remove(tempPath_.c_str());
 }
 
 void AtomicFileWriter::write(const void *data, size_t size) {
@@ -47,6 +62,12 @@ void AtomicFileWriter::write(const void *data, size_t size) {
 void AtomicFileWriter::commit() {
   if (std::fflush(file_.get()) != 0)
     fail("flush");
+  if (inPlace_) {
+    if (std::fclose(file_.release()) != 0)
+      fail("close");
+    committed_ = true;
+    return;
+  }
   if (fsync(fileno(file_.get())) != 0)
     fail("fsync");
   if (std::fclose(file_.release()) != 0)
@@ -65,6 +86,9 @@ void AtomicFileWriter::commit() {
 
 void AtomicFileWriter::fail(const char *step) {
   int savedErrno = errno;
+  if (inPlace_)
+    throw Error("cannot write '" + path_ + "': " + step +
+                " failed: " + std::strerror(savedErrno));
   throw Error("cannot write '" + path_ + "': " + step + " of '" + tempPath_ +
               "' failed: " + std::strerror(savedErrno));
 }

@@ -7,6 +7,13 @@
 // removes the temporary file; a process killed mid-write leaves the target
 // untouched and at most a stale "<path>.tmp.<pid>" beside it.
 //
+// The target's permissions are honoured as the shell's `>` would: a file the
+// caller may not write (a 0444 file for a non-root user) is refused, not
+// replaced, and a directory is refused. A target that exists but is not a
+// regular file (/dev/null, /dev/stdout, a FIFO) is written in place, since
+// renaming over a device would replace it; a failed write there (/dev/full)
+// is an error all the same.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_RUNTIME_ATOMICFILE_H
@@ -44,6 +51,8 @@ private:
   std::string tempPath_;
   std::unique_ptr<std::FILE, FileCloser> file_;
   bool committed_ = false;
+  /// Written in place: the target is a device or FIFO, not a regular file.
+  bool inPlace_ = false;
 };
 
 /// Creates the directory `path` and its missing parents (nothing if it

@@ -39,6 +39,9 @@ def Genesis_Dialect : Dialect {
       with them than with their decomposition.
   }];
   let hasConstantMaterializer = 1;
+  // genesis.name and genesis.role on function arguments and results.
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,9 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/IR/GenesisOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
 using namespace mlir;
 using namespace genesis;
 
@@ -24,6 +27,76 @@ Operation *GenesisDialect::materializeConstant(OpBuilder &builder,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
+}
+
+namespace {
+
+/// The roles a function argument may play (plans bind each by its role).
+constexpr llvm::StringLiteral kArgumentRoles[] = {
+    "parameter", "optimizer_state", "input",   "lr",
+    "step",      "buffer",          "rng_seed"};
+
+/// genesis.name: a non-empty string, unique among the function's arguments
+/// (or among its results), because plans and the evaluator bind arguments
+/// and results by name. genesis.role (arguments only): one of
+/// kArgumentRoles.
+LogicalResult verifyNameOrRole(Operation *op, unsigned index,
+                               NamedAttribute attribute, bool isResult) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  StringRef attrName = attribute.getName().getValue();
+  const char *what = isResult ? "result" : "argument";
+  if (attrName == "genesis.name") {
+    auto name = dyn_cast<StringAttr>(attribute.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitOpError() << what << " #" << index
+                               << ": genesis.name must be a non-empty string";
+    if (!function)
+      return success();
+    unsigned count =
+        isResult ? function.getNumResults() : function.getNumArguments();
+    for (unsigned other = 0; other < index && other < count; ++other) {
+      auto otherName =
+          isResult
+              ? function.getResultAttrOfType<StringAttr>(other, "genesis.name")
+              : function.getArgAttrOfType<StringAttr>(other, "genesis.name");
+      if (otherName == name)
+        return op->emitOpError()
+               << what << "s #" << other << " and #" << index
+               << " have the same genesis.name '" << name.getValue()
+               << "'; names bind values and must be unique";
+    }
+    return success();
+  }
+  if (attrName == "genesis.role") {
+    auto role = dyn_cast<StringAttr>(attribute.getValue());
+    if (isResult)
+      return op->emitOpError()
+             << "result #" << index << ": genesis.role is for arguments";
+    if (!role || !llvm::is_contained(kArgumentRoles, role.getValue())) {
+      std::string roles;
+      for (StringRef known : kArgumentRoles)
+        roles += (roles.empty() ? "" : ", ") + known.str();
+      return op->emitOpError()
+             << "argument #" << index << ": genesis.role "
+             << attribute.getValue() << " is not one of " << roles;
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult GenesisDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                       unsigned argIndex,
+                                                       NamedAttribute attr) {
+  return verifyNameOrRole(op, argIndex, attr, /*isResult=*/false);
+}
+
+LogicalResult GenesisDialect::verifyRegionResultAttribute(Operation *op,
+                                                          unsigned,
+                                                          unsigned resultIndex,
+                                                          NamedAttribute attr) {
+  return verifyNameOrRole(op, resultIndex, attr, /*isResult=*/true);
 }
 
 std::string genesis::describeLocation(Location loc) {

@@ -3,13 +3,17 @@
 #include "models/common/HuggingFace.h"
 #include "runtime/ArrayIO.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/Json.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
-#include <sstream>
+#include <optional>
 
 namespace genesis::models::hf {
 
@@ -18,19 +22,20 @@ namespace genesis::models::hf {
 //===----------------------------------------------------------------------===//
 
 ConfigFile::ConfigFile(std::string path) : path_(std::move(path)) {
+  const std::string where = "config file '" + path_ + "'";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path_, error))
+    throw Error("cannot open '" + path_ + "': " +
+                (std::filesystem::exists(path_, error) ? "not a regular file"
+                                                       : "no such file"));
   std::ifstream stream(path_, std::ios::binary);
-  if (!stream)
-    throw Error("cannot open '" + path_ + "': " + std::strerror(errno));
-  std::stringstream text;
-  text << stream.rdbuf();
-  try {
-    json_ = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception &error) {
-    throw Error("config file '" + path_ +
-                "' is not valid JSON: " + error.what());
-  }
+  std::string text((std::istreambuf_iterator<char>(stream)),
+                   std::istreambuf_iterator<char>());
+  if (!stream && !stream.eof())
+    throw Error("cannot read '" + path_ + "': " + std::strerror(errno));
+  json_ = parseJson(text, where);
   if (!json_.is_object())
-    throw Error("config file '" + path_ + "' is not a JSON object");
+    throw Error(where + " is not a JSON object");
 }
 
 void ConfigFile::fail(const std::string &key,
@@ -49,7 +54,7 @@ int64_t ConfigFile::positiveInt(const std::string &key) const {
     fail(key, "is missing (a required setting)");
   if (!value->is_number_integer() || value->get<int64_t>() < 1 ||
       (value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX))
-    fail(key, "must be a positive integer, got " + value->dump());
+    fail(key, "must be a positive integer, got " + describeJson(*value));
   return value->get<int64_t>();
 }
 
@@ -64,7 +69,7 @@ double ConfigFile::positiveNumber(const std::string &key,
   if (!value)
     return fallback;
   if (!value->is_number() || !(value->get<double>() > 0))
-    fail(key, "must be a positive number, got " + value->dump());
+    fail(key, "must be a positive number, got " + describeJson(*value));
   return value->get<double>();
 }
 
@@ -74,7 +79,7 @@ double ConfigFile::probability(const std::string &key, double fallback) const {
     return fallback;
   if (!value->is_number() || !(value->get<double>() >= 0) ||
       !(value->get<double>() < 1))
-    fail(key, "must be a probability in [0, 1), got " + value->dump());
+    fail(key, "must be a probability in [0, 1), got " + describeJson(*value));
   return value->get<double>();
 }
 
@@ -83,7 +88,7 @@ bool ConfigFile::flag(const std::string &key, bool fallback) const {
   if (!value)
     return fallback;
   if (!value->is_boolean())
-    fail(key, "must be true or false, got " + value->dump());
+    fail(key, "must be true or false, got " + describeJson(*value));
   return value->get<bool>();
 }
 
@@ -97,8 +102,55 @@ void ConfigFile::requireDefault(const std::string &key,
   std::string choices;
   for (const nlohmann::json &choice : supported)
     choices += (choices.empty() ? "" : ", ") + choice.dump();
-  fail(key,
-       "is " + value->dump() + ": " + what + " (supported: " + choices + ")");
+  fail(key, "is " + describeJson(*value) + ": " + what +
+                " (supported: " + choices + ")");
+}
+
+double ConfigFile::ropeTheta(double fallback) const {
+  std::optional<double> theta;
+  std::string thetaKey;
+  auto takeTheta = [&](const nlohmann::json &value, const std::string &key) {
+    if (!value.is_number() || !(value.get<double>() > 0) ||
+        !std::isfinite(value.get<double>()))
+      fail(key, "must be a positive number, got " + describeJson(value));
+    if (theta && *theta != value.get<double>())
+      fail(key, "is " + describeJson(value) + " but '" + thetaKey + "' is " +
+                    nlohmann::json(*theta).dump() +
+                    ": the file gives two RoPE thetas");
+    theta = value.get<double>();
+    thetaKey = key;
+  };
+  if (const nlohmann::json *top = find("rope_theta"))
+    takeTheta(*top, "rope_theta");
+  // transformers 5 keeps RoPE's settings in rope_parameters; 4.x kept the
+  // scaling in rope_scaling, whose type key was "type" before "rope_type".
+  for (const char *group : {"rope_parameters", "rope_scaling"}) {
+    const nlohmann::json *settings = find(group);
+    if (!settings || settings->is_null())
+      continue;
+    if (!settings->is_object())
+      fail(group, "must be an object or null, got " + describeJson(*settings));
+    // The type first: a scaled RoPE is named by its type, not by the first
+    // of its parameters.
+    for (const char *typeKey : {"rope_type", "type"}) {
+      auto type = settings->find(typeKey);
+      if (type != settings->end() && *type != "default")
+        fail(std::string(group) + "." + typeKey,
+             "is " + describeJson(*type) +
+                 ": only the default RoPE is implemented, without scaling "
+                 "(supported: \"default\")");
+    }
+    for (const auto &[name, value] : settings->items()) {
+      std::string key = std::string(group) + "." + name;
+      if (name == "rope_theta")
+        takeTheta(value, key);
+      else if (name != "rope_type" && name != "type" &&
+               !(name == "partial_rotary_factor" && value == 1.0))
+        fail(key, "is " + describeJson(value) +
+                      ": this RoPE setting is not implemented");
+    }
+  }
+  return theta.value_or(fallback);
 }
 
 void writeConfigFile(const std::string &path, const nlohmann::json &config) {

@@ -41,6 +41,17 @@ public:
   double probability(const std::string &key, double fallback) const;
   bool flag(const std::string &key, bool fallback) const;
 
+  /// RoPE's base frequency, from the keys of every transformers version:
+  /// the top-level `rope_theta` (4.x), `rope_parameters` (5.x) and
+  /// `rope_scaling` (4.x), `fallback` when none holds one. Only the default,
+  /// unscaled RoPE is implemented: any other `rope_type`/`type` (yarn,
+  /// linear, dynamic, llama3, ...) and any other setting in those objects is
+  /// refused naming its key, and two different thetas are an error.
+  double ropeTheta(double fallback) const;
+
+  /// The value of `key`, or null when the file has no such key.
+  const nlohmann::json *find(const std::string &key) const;
+
   /// For settings Genesis does not implement: throws unless `key` is absent
   /// or holds one of `supported`. `what` says what the key's other values
   /// would change ("RoPE scaling is not implemented").
@@ -52,8 +63,6 @@ public:
                          const std::string &problem) const;
 
 private:
-  const nlohmann::json *find(const std::string &key) const;
-
   std::string path_;
   nlohmann::json json_;
 };

@@ -13,6 +13,7 @@
 #include "models/common/Tokenizer.h"
 
 #include "runtime/Error.h"
+#include "runtime/Json.h"
 
 #include <nlohmann/json.hpp>
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -950,12 +951,7 @@ BpeTokenizer BpeTokenizer::fromFile(const std::string &path) {
                    std::istreambuf_iterator<char>());
   if (!stream.good() && !stream.eof())
     throw Error(path + ": cannot read the tokenizer file");
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::exception &parseError) {
-    throw Error(path + ": not valid JSON: " + parseError.what());
-  }
+  Json root = parseJson(text, path);
   auto impl = std::make_unique<Impl>();
   Loader(path).load(root, *impl);
   return BpeTokenizer(std::move(impl));

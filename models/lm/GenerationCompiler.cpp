@@ -2,13 +2,12 @@
 
 #include "models/lm/GenerationCompiler.h"
 #include "dialect/Utils/DiagnosticCapture.h"
+#include "models/common/HuggingFace.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/lm/Generation.h"
 #include "models/qwen2/Qwen2.h"
 
 #include <nlohmann/json.hpp>
-
-#include <fstream>
 
 namespace genesis::lm {
 
@@ -77,15 +76,10 @@ std::unique_ptr<CausalLM> wrap(std::unique_ptr<models::Qwen2ForCausalLM> qwen) {
 
 std::unique_ptr<CausalLM> loadCausalLM(const std::string &directory) {
   std::string configPath = directory + "/config.json";
-  std::ifstream file(configPath);
-  if (!file)
-    throw Error("cannot open '" + configPath + "'");
-  nlohmann::json config = nlohmann::json::parse(file, nullptr, false);
-  if (config.is_discarded())
-    throw Error("config file '" + configPath + "' is not valid JSON");
-  auto type = config.is_object() ? config.find("model_type") : config.end();
+  models::hf::ConfigFile file(configPath);
+  const nlohmann::json *type = file.find("model_type");
   std::string modelType =
-      type != config.end() && type->is_string() ? type->get<std::string>() : "";
+      type && type->is_string() ? type->get<std::string>() : "";
   if (modelType == "gpt2")
     return wrap(models::loadGpt2(directory));
   if (modelType == "qwen2")

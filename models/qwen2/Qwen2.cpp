@@ -3,6 +3,7 @@
 #include "models/qwen2/Qwen2.h"
 #include "frontend/Trace.h"
 #include "models/common/HuggingFace.h"
+#include "runtime/Json.h"
 
 namespace genesis::models {
 
@@ -116,10 +117,6 @@ Qwen2Config readQwen2Config(const std::string &path) {
   file.requireDefault("model_type", {"qwen2"}, "this is not a Qwen2 config");
   file.requireDefault("hidden_act", {"silu"},
                       "the MLP is SwiGLU, whose gate activation is SiLU");
-  file.requireDefault("rope_scaling", {nullptr},
-                      "RoPE scaling is not implemented");
-  file.requireDefault("use_sliding_window", {false},
-                      "sliding-window attention is not implemented");
 
   Qwen2Config config;
   config.vocab_size = file.positiveInt("vocab_size");
@@ -133,7 +130,7 @@ Qwen2Config readQwen2Config(const std::string &path) {
   config.max_position_embeddings =
       file.positiveInt("max_position_embeddings", 32768);
   config.rms_norm_eps = file.positiveNumber("rms_norm_eps", 1e-6);
-  config.rope_theta = file.positiveNumber("rope_theta", 10000.0);
+  config.rope_theta = file.ropeTheta(10000.0);
   config.initializer_range = file.positiveNumber("initializer_range", 0.02);
   config.tie_word_embeddings = file.flag("tie_word_embeddings", false);
   config.attention_bias = file.flag("attention_bias", true);
@@ -152,6 +149,25 @@ Qwen2Config readQwen2Config(const std::string &path) {
     file.fail("num_attention_heads", "gives an odd head_dim " +
                                          std::to_string(config.head_dim()) +
                                          "; RoPE needs an even one");
+  // Sliding-window attention: transformers 4.x marks it with
+  // use_sliding_window (for the layers from max_window_layers on), 5.x lists
+  // each layer's kind in layer_types. Only full attention is implemented.
+  if (file.flag("use_sliding_window", false) &&
+      file.positiveInt("max_window_layers", 28) < config.num_hidden_layers)
+    file.fail("use_sliding_window",
+              "is true: sliding-window attention is not implemented");
+  if (const nlohmann::json *types = file.find("layer_types")) {
+    if (!types->is_array() ||
+        static_cast<int64_t>(types->size()) != config.num_hidden_layers)
+      file.fail("layer_types", "must list one kind for each of the " +
+                                   std::to_string(config.num_hidden_layers) +
+                                   " layers, got " + describeJson(*types));
+    for (size_t i = 0; i < types->size(); ++i)
+      if ((*types)[i] != "full_attention")
+        file.fail("layer_types[" + std::to_string(i) + "]",
+                  "is " + describeJson((*types)[i]) +
+                      ": only \"full_attention\" is implemented");
+  }
   file.requireDefault("head_dim", {config.head_dim()},
                       "a head_dim other than hidden_size / "
                       "num_attention_heads is not implemented");
@@ -170,15 +186,22 @@ void writeQwen2Config(const Qwen2Config &config, const std::string &path) {
              {"num_key_value_heads", config.num_key_value_heads},
              {"max_position_embeddings", config.max_position_embeddings},
              {"rms_norm_eps", config.rms_norm_eps},
+             // Both forms, so that transformers 4.x (top-level rope_theta)
+             // and 5.x (rope_parameters) read the same theta.
              {"rope_theta", config.rope_theta},
+             {"rope_parameters",
+              {{"rope_theta", config.rope_theta}, {"rope_type", "default"}}},
+             {"layer_types", std::vector<std::string>(config.num_hidden_layers,
+                                                      "full_attention")},
              {"initializer_range", config.initializer_range},
              {"tie_word_embeddings", config.tie_word_embeddings},
              {"attention_bias", config.attention_bias},
              {"hidden_act", "silu"},
-             {"rope_scaling", nullptr},
              {"use_sliding_window", false},
+             {"sliding_window", nullptr},
+             {"max_window_layers", config.num_hidden_layers},
              {"attention_dropout", 0.0},
-             {"torch_dtype", "float32"}});
+             {"dtype", "float32"}});
 }
 
 std::unique_ptr<Qwen2ForCausalLM> loadQwen2(const std::string &directory) {

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <numeric>
 
@@ -211,6 +212,17 @@ genesis::buildTrainStep(func::FuncOp loss,
   auto stepType = RankedTensorType::get({}, builder.getI64Type());
   addArg(lrType, "lr", "lr");
   addArg(stepType, "step", "step");
+  // The names the train step adds (lr, step, optimizer state, amp.*) must
+  // not take a loss argument's name: the plan binds arguments by name.
+  llvm::StringSet<> argNames;
+  for (DictionaryAttr attrs : argAttrs) {
+    StringRef argName = cast<StringAttr>(attrs.get("genesis.name")).getValue();
+    if (!argNames.insert(argName).second)
+      return loss.emitError("genesis-train-step: @")
+             << loss.getSymName() << " has an argument named '" << argName
+             << "', a name the train step gives one of its own arguments "
+                "(lr, step, <parameter>.<optimizer state>, amp.*); rename it";
+  }
 
   builder.setInsertionPointAfter(gradient);
   auto step = func::FuncOp::create(builder, loc, "train_step",

@@ -34,6 +34,7 @@
 #include "ExeConfig.h"
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -176,6 +177,14 @@ void writeExecutable(const std::string &path,
   }
 }
 
+/// Compiling never writes over its own input.
+void refuseInputAsOutput(const std::string &path) {
+  std::error_code error;
+  if (std::filesystem::equivalent(path, inputFile.getValue(), error))
+    throw genesis::Error("the output '" + path +
+                         "' is the input file; name another with -o");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -198,6 +207,8 @@ int main(int argc, char **argv) {
                            emit + "'");
     if (target != "cuda" && emit == "ptx")
       throw genesis::Error("--emit=ptx needs --target=cuda");
+    if (!outputFile.empty())
+      refuseInputAsOutput(outputFile);
     MLIRContext context;
     OwningOpRef<ModuleOp> module = parseGenesisFile(inputFile, context);
     std::vector<std::string> names(functions.begin(), functions.end());
@@ -241,10 +252,13 @@ int main(int argc, char **argv) {
     if (path.empty() && emit == "exe") {
       llvm::SmallString<128> stem(inputFile);
       llvm::sys::path::replace_extension(stem, "");
-      path = std::string(stem);
+      // An input without an extension keeps its name: the executable
+      // gets one instead of replacing the input.
+      path = stem == inputFile ? inputFile + ".exe" : std::string(stem);
     } else if (path.empty()) {
       path = inputFile + ".gplan";
     }
+    refuseInputAsOutput(path);
     if (emit == "exe")
       writeExecutable(path, *plan);
     else

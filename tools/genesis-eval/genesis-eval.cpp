@@ -107,22 +107,10 @@ void printArray(const std::string &name, const HostArray &array) {
 void writeResults(func::FuncOp function,
                   const std::vector<HostArray> &results) {
   ArrayAttr names = function.getResAttrsAttr();
-  unsigned next = 0;
-  for (const std::string &file : outputs) {
-    if (endsWith(file, ".safetensors")) {
-      NamedArrays named;
-      for (unsigned i = 0; i < results.size(); ++i)
-        named.emplace_back(nameOf(names, i, "result"), results[i]);
-      saveSafetensors(file, named);
-    } else if (endsWith(file, ".npy")) {
-      if (next == results.size())
-        throw Error("'" + file + "': @" + function.getSymName().str() +
-                    " has only " + std::to_string(results.size()) + " results");
-      saveNpy(file, results[next++]);
-    } else {
-      throw Error("'" + file + "': expected a .npy or .safetensors file");
-    }
-  }
+  NamedArrays named;
+  for (unsigned i = 0; i < results.size(); ++i)
+    named.emplace_back(nameOf(names, i, "result"), results[i]);
+  writeResultFiles(outputs, named, "@" + function.getSymName().str());
   if (printResults || outputs.empty())
     for (unsigned i = 0; i < results.size(); ++i)
       printArray(nameOf(names, i, "result"), results[i]);
@@ -142,6 +130,8 @@ int main(int argc, char **argv) {
     MLIRContext context;
     OwningOpRef<ModuleOp> module = parseGenesisFile(inputFile, context);
     func::FuncOp function = lookupFunction(*module, functionName);
+    checkResultFiles(outputs, function.getNumResults(),
+                     "@" + function.getSymName().str());
     writeResults(function, evaluate(function, bindArguments(function)));
   } catch (const Error &error) {
     llvm::errs() << "genesis-eval: error: " << error.what() << "\n";

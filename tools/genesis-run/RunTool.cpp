@@ -61,8 +61,10 @@ std::string usage(const std::string &tool, bool embedded) {
   return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
          std::string(8 + tool.size(), ' ') +
          "[--params FILE]... [--inspect] [--repeat N] [--save-state FILE]\n" +
-         std::string(8 + tool.size(), ' ') + "[--bench N [--profile]]\n"
-         "\n" + kOptionHelp;
+         std::string(8 + tool.size(), ' ') +
+         "[--bench N [--profile]]\n"
+         "\n" +
+         kOptionHelp;
 }
 
 struct Options {
@@ -153,15 +155,18 @@ std::string chooseFunction(const Session &session, const Options &options) {
   return options.function;
 }
 
-/// The function's input-role tensors, in the plan's order.
-std::vector<std::string> inputNames(const PlanFile &planFile,
-                                    const std::string &function) {
+/// The names of the function's tensors of `role`, in the plan's order:
+/// inputs among those it reads, outputs among those it writes.
+std::vector<std::string> tensorNames(const PlanFile &planFile,
+                                     const std::string &function,
+                                     plan::Role role) {
   for (const plan::Function *entry : *planFile.plan().functions()) {
     if (entry->name()->str() != function)
       continue;
     std::vector<std::string> names;
-    for (uint32_t index : *entry->inputs())
-      if (planFile.tensorRole(index) == plan::Role::Input)
+    for (uint32_t index :
+         role == plan::Role::Output ? *entry->outputs() : *entry->inputs())
+      if (planFile.tensorRole(index) == role)
         names.push_back(planFile.tensorName(index));
     return names;
   }
@@ -205,20 +210,10 @@ void printArray(const std::string &name, const HostArray &array) {
 }
 
 void writeOutputs(const std::vector<std::string> &files,
-                  const std::map<std::string, HostArray> &outputs) {
-  auto next = outputs.begin();
-  for (const std::string &file : files) {
-    if (endsWith(file, ".safetensors")) {
-      saveSafetensors(file, NamedArrays(outputs.begin(), outputs.end()));
-    } else if (endsWith(file, ".npy")) {
-      if (next == outputs.end())
-        throw Error("'" + file + "': the function has only " +
-                    std::to_string(outputs.size()) + " outputs");
-      saveNpy(file, (next++)->second);
-    } else {
-      throw Error("'" + file + "': expected a .npy or .safetensors file");
-    }
-  }
+                  const std::map<std::string, HostArray> &outputs,
+                  const std::string &function) {
+  writeResultFiles(files, NamedArrays(outputs.begin(), outputs.end()),
+                   "the function " + function);
   if (files.empty())
     for (const auto &[name, array] : outputs)
       printArray(name, array);
@@ -268,13 +263,16 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
     for (const auto &[name, array] : loadSafetensors(file))
       session.bind(name, array);
   std::string function = chooseFunction(session, options);
-  std::map<std::string, HostArray> inputs =
-      readInputs(options.inputs, inputNames(planFile, function));
+  std::map<std::string, HostArray> inputs = readInputs(
+      options.inputs, tensorNames(planFile, function, plan::Role::Input));
 
+  checkResultFiles(options.outputs,
+                   tensorNames(planFile, function, plan::Role::Output).size(),
+                   "the function " + function);
   std::map<std::string, HostArray> outputs;
   for (int64_t run = 0; run < options.repeat; ++run)
     outputs = session.run(function, inputs);
-  writeOutputs(options.outputs, outputs);
+  writeOutputs(options.outputs, outputs, function);
   if (!options.saveState.empty())
     saveCheckpoint(session, options.saveState);
   printStats(session, function, options.repeat);
@@ -286,9 +284,9 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
     auto start = std::chrono::steady_clock::now();
     session.replay(function, static_cast<int>(options.bench));
     session.synchronize();
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::cout << "bench: " << std::fixed << std::setprecision(4)
               << seconds * 1e3 / static_cast<double>(options.bench)
               << " ms per run (" << options.bench << " replays"
@@ -318,8 +316,8 @@ std::string baseName(const char *path) {
 
 int genesis::runPlanTool(int argc, char **argv, const PlanFile *embedded,
                          const char *toolName) {
-  std::string tool = toolName ? std::string(toolName)
-                              : baseName(argc > 0 ? argv[0] : nullptr);
+  std::string tool =
+      toolName ? std::string(toolName) : baseName(argc > 0 ? argv[0] : nullptr);
   try {
     return runTool(argc, argv, embedded, tool);
   } catch (const std::exception &error) {
@@ -331,7 +329,8 @@ int genesis::runEmbeddedPlanTool(int argc, char **argv, const void *planBytes,
                                  size_t planSize) {
   std::string tool = baseName(argc > 0 ? argv[0] : nullptr);
   try {
-    PlanFile plan = PlanFile::fromBytes(planBytes, planSize, tool + " (embedded plan)");
+    PlanFile plan =
+        PlanFile::fromBytes(planBytes, planSize, tool + " (embedded plan)");
     return runTool(argc, argv, &plan, tool);
   } catch (const std::exception &error) {
     return reportError(tool, error);

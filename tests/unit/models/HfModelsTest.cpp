@@ -49,13 +49,15 @@ namespace {
 const std::string kGpt2Dir = GENESIS_TEST_DATA_DIR "/hf/gpt2-tiny";
 const std::string kQwen2Dir = GENESIS_TEST_DATA_DIR "/hf/qwen2-tiny";
 
-/// A fresh directory under the test temp dir, removed at the end.
+/// A fresh directory under the test temp dir, removed at the end; several
+/// may be alive at once.
 class ScratchDir {
 public:
   ScratchDir() {
+    static int count = 0;
     const auto *test = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = ::testing::TempDir() + "genesis-hf-" + test->name() + "-" +
-            std::to_string(::getpid());
+            std::to_string(::getpid()) + "-" + std::to_string(count++);
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -398,15 +400,77 @@ TEST(HfModels, BadQwen2ConfigsAreClearErrors) {
                        "'hidden_size' is missing (a required setting)"));
   EXPECT_TRUE(contains(error([](Json &c) { c["hidden_size"] = "32"; }),
                        "'hidden_size' must be a positive integer, got \"32\""));
+  // Every RoPE variant other than the default one, in the keys of
+  // transformers 4.x (rope_scaling with "type" or "rope_type") and 5.x
+  // (rope_parameters), is named.
+  EXPECT_TRUE(
+      contains(error([](Json &c) {
+                 c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+               }),
+               "'rope_scaling.type' is \"linear\": only the default RoPE is "
+               "implemented, without scaling"));
   EXPECT_TRUE(contains(
       error([](Json &c) {
-        c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+        c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
       }),
-      "'rope_scaling' is {\"factor\":2.0,\"type\":\"linear\"}: RoPE scaling "
-      "is not implemented (supported: null)"));
-  EXPECT_TRUE(contains(error([](Json &c) { c["use_sliding_window"] = true; }),
+      "'rope_scaling.rope_type' is \"dynamic\""));
+  EXPECT_TRUE(contains(error([](Json &c) {
+                         c["rope_parameters"] = {{"rope_type", "yarn"},
+                                                 {"rope_theta", 1e6},
+                                                 {"factor", 4.0}};
+                       }),
+                       "'rope_parameters.rope_type' is \"yarn\""));
+  EXPECT_TRUE(contains(error([](Json &c) {
+                         c["rope_parameters"] = {
+                             {"rope_type", "default"},
+                             {"partial_rotary_factor", 0.5}};
+                       }),
+                       "'rope_parameters.partial_rotary_factor' is 0.5: this "
+                       "RoPE setting is not implemented"));
+  EXPECT_TRUE(contains(error([](Json &c) { c["rope_parameters"] = 3; }),
+                       "'rope_parameters' must be an object or null"));
+  // A theta given twice must agree; none is never silently replaced.
+  EXPECT_TRUE(contains(
+      error([](Json &c) {
+        c["rope_theta"] = 10000.0;
+        c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e6}};
+      }),
+      "'rope_parameters.rope_theta' is 1000000.0 but "
+      "'rope_theta' is 10000.0: the file gives two RoPE "
+      "thetas"));
+  EXPECT_TRUE(contains(
+      error([](Json &c) {
+        c["rope_parameters"] = {{"rope_theta", -1}};
+      }),
+      "'rope_parameters.rope_theta' must be a positive number, got -1"));
+  // Sliding windows: 4.x's flag (for layers from max_window_layers on) and
+  // 5.x's per-layer kinds.
+  EXPECT_TRUE(contains(error([](Json &c) {
+                         c["use_sliding_window"] = true;
+                         c["max_window_layers"] = 1;
+                       }),
                        "'use_sliding_window' is true: sliding-window "
                        "attention is not implemented"));
+  EXPECT_TRUE(
+      contains(error([](Json &c) {
+                 c["layer_types"] = {"full_attention", "sliding_attention"};
+               }),
+               "'layer_types[1]' is \"sliding_attention\": only "
+               "\"full_attention\" is implemented"));
+  EXPECT_TRUE(
+      contains(error([](Json &c) { c["layer_types"] = {"full_attention"}; }),
+               "'layer_types' must list one kind for each of the 2 layers"));
+  // A config that is not a file, or nests too deep to print, is an error.
+  EXPECT_TRUE(contains(errorFrom([] { readQwen2Config(kQwen2Dir); }),
+                       "not a regular file"));
+  {
+    ScratchDir deep;
+    writeText(deep / "config.json",
+              std::string(100000, '[') + std::string(100000, ']'));
+    EXPECT_TRUE(
+        contains(errorFrom([&] { readQwen2Config(deep / "config.json"); }),
+                 "nests JSON deeper than 128 levels"));
+  }
   EXPECT_TRUE(contains(error([](Json &c) { c["hidden_act"] = "gelu"; }),
                        "'hidden_act' is \"gelu\""));
   EXPECT_TRUE(contains(error([](Json &c) { c["head_dim"] = 16; }),
@@ -431,6 +495,68 @@ TEST(HfModels, BadQwen2ConfigsAreClearErrors) {
   EXPECT_TRUE(contains(
       errorFrom([&] { readQwen2Config(scratch / "config.json"); }),
       "config file '" + scratch / "config.json" + "' is not valid JSON"));
+}
+
+/// The golden Qwen2 directory with its config.json rewritten by `edit`.
+template <typename Edit>
+void copyQwen2WithConfig(const std::string &directory, Edit edit) {
+  nlohmann::json config = readJson(kQwen2Dir + "/config.json");
+  edit(config);
+  writeText(directory + "/config.json", config.dump());
+  fs::copy_file(kQwen2Dir + "/model.safetensors",
+                directory + "/model.safetensors");
+}
+
+// transformers 5.x writes RoPE's theta only under rope_parameters (and
+// layer_types, dtype): the same model must come out, with the same logits.
+// Before this was read, such a file silently got theta 10000.
+TEST(HfModels, Qwen2ConfigOfTransformers5GivesTheSameLogits) {
+  ScratchDir scratch;
+  double goldenTheta = readJson(kQwen2Dir + "/config.json")["rope_theta"];
+  copyQwen2WithConfig(scratch.path(), [&](nlohmann::json &c) {
+    c.erase("rope_theta");
+    c.erase("torch_dtype");
+    c["rope_parameters"] = {{"rope_theta", goldenTheta},
+                            {"rope_type", "default"}};
+    c["layer_types"] = {"full_attention", "full_attention"};
+    c["dtype"] = "bfloat16";
+    c["transformers_version"] = "5.0.0";
+  });
+  std::unique_ptr<Qwen2ForCausalLM> model = loadQwen2(scratch.path());
+  EXPECT_EQ(model->config.rope_theta, goldenTheta);
+  HostArray ids = loadNpy(kQwen2Dir + "/input_ids.npy");
+  expectClose(evaluatorLogits(*model, ids), loadNpy(kQwen2Dir + "/logits.npy"),
+              "qwen2 5.x config");
+
+  // A theta present only under rope_parameters is the one used.
+  ScratchDir other;
+  copyQwen2WithConfig(other.path(), [](nlohmann::json &c) {
+    c.erase("rope_theta");
+    c["rope_parameters"] = {{"rope_theta", 1e6}, {"rope_type", "default"}};
+  });
+  EXPECT_EQ(readQwen2Config(other / "config.json").rope_theta, 1e6);
+  // rope_scaling with the default type (4.x) changes nothing.
+  ScratchDir older;
+  copyQwen2WithConfig(older.path(), [](nlohmann::json &c) {
+    c["rope_theta"] = 1e6;
+    c["rope_scaling"] = {{"type", "default"}};
+  });
+  EXPECT_EQ(readQwen2Config(older / "config.json").rope_theta, 1e6);
+}
+
+// Genesis writes theta both at the top level (read by transformers 4.x) and
+// under rope_parameters (5.x), so either version reads the same model.
+TEST(HfModels, Qwen2ConfigIsWrittenForTransformers4And5) {
+  ScratchDir scratch;
+  Qwen2Config config = Qwen2Config::tiny();
+  config.rope_theta = 1e6;
+  writeQwen2Config(config, scratch / "config.json");
+  nlohmann::json written = readJson(scratch / "config.json");
+  EXPECT_EQ(written["rope_theta"], 1e6);
+  EXPECT_EQ(written["rope_parameters"]["rope_theta"], 1e6);
+  EXPECT_EQ(written["rope_parameters"]["rope_type"], "default");
+  EXPECT_EQ(written["layer_types"].size(), 2u);
+  EXPECT_EQ(readQwen2Config(scratch / "config.json").rope_theta, 1e6);
 }
 
 TEST(HfModels, BadGpt2ConfigsAreClearErrors) {

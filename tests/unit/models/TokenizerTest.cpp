@@ -319,7 +319,7 @@ TEST(BpeTokenizerTest, RejectsMissingAndMalformedFiles) {
                          BpeTokenizer::fromFile(
                              writeTemp("truncated.json", truncated));
                        }),
-                       "truncated.json: not valid JSON"));
+                       "truncated.json is not valid JSON"));
   EXPECT_TRUE(contains(
       errorFrom([] { BpeTokenizer::fromFile(writeTemp("list.json", "[]")); }),
       "list.json: expected a JSON object at the top level"));

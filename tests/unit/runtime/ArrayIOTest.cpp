@@ -566,14 +566,14 @@ TEST_F(ArrayIOTest, FailedSaveLeavesExistingFileUntouched) {
   EXPECT_EQ(readBytes(path("a.npy")), npyBefore);
 }
 
-TEST_F(ArrayIOTest, FailedSaveCleansUpTemporaryFile) {
-  // Renaming a file over a non-empty directory fails after the temporary
-  // file has been written completely.
+TEST_F(ArrayIOTest, SaveOverDirectoryIsRefusedAndLeavesNothing) {
+  // A directory is never a file's target: refused before a temporary file
+  // is made, and the directory keeps its contents.
   fs::create_directories(path("target/child"));
   std::string message =
       errorFrom([&] { saveNpy(path("target"), HostArray(DType::F32, {4})); });
   EXPECT_TRUE(contains(message, "cannot write '" + path("target") + "'"));
-  EXPECT_TRUE(contains(message, "rename"));
+  EXPECT_TRUE(contains(message, "it is a directory"));
   EXPECT_TRUE(strayFiles("target").empty());
   EXPECT_TRUE(fs::is_directory(path("target/child")));
 }

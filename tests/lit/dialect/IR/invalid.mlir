@@ -1501,3 +1501,52 @@ func.func @pad_overflow(%x: tensor<2xf32>) {
   %0 = genesis.pad %x low [9223372036854775807] high [1] interior [0] : tensor<2xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// genesis.name and genesis.role on function arguments and results
+//===----------------------------------------------------------------------===//
+
+// Two arguments with one name would be bound to one value by plans and
+// evaluated as two by the evaluator: refused.
+// expected-error @+1 {{'func.func' op arguments #0 and #1 have the same genesis.name 'x'; names bind values and must be unique}}
+func.func @duplicate_argument_names(%a: tensor<2xf32> {genesis.name = "x"}, %b: tensor<2xf32> {genesis.name = "x"}) -> tensor<2xf32> {
+  %0 = genesis.sub %a, %b : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op results #0 and #1 have the same genesis.name 'y'}}
+func.func @duplicate_result_names(%a: tensor<2xf32>) -> (tensor<2xf32> {genesis.name = "y"}, tensor<2xf32> {genesis.name = "y"}) {
+  return %a, %a : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: genesis.name must be a non-empty string}}
+func.func @empty_name(%a: tensor<2xf32> {genesis.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: genesis.name must be a non-empty string}}
+func.func @name_not_a_string(%a: tensor<2xf32> {genesis.name = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: genesis.role "weights" is not one of parameter, optimizer_state, input, lr, step, buffer, rng_seed}}
+func.func @unknown_role(%a: tensor<2xf32> {genesis.name = "w", genesis.role = "weights"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: genesis.role is for arguments}}
+func.func @role_on_result(%a: tensor<2xf32>) -> (tensor<2xf32> {genesis.role = "input"}) {
+  return %a : tensor<2xf32>
+}

@@ -1,0 +1,31 @@
+//===- Json.cpp - JSON parsing with a depth limit -------------------------===//
+
+#include "runtime/Json.h"
+#include "runtime/Error.h"
+
+namespace genesis {
+
+nlohmann::json parseJson(const std::string &text, const std::string &where,
+                         const nlohmann::json::parser_callback_t &callback) {
+  auto limitDepth = [&](int depth, nlohmann::json::parse_event_t event,
+                        nlohmann::json &parsed) {
+    if (depth > kMaxJsonDepth)
+      throw Error(where + " nests JSON deeper than " +
+                  std::to_string(kMaxJsonDepth) + " levels");
+    return callback ? callback(depth, event, parsed) : true;
+  };
+  try {
+    return nlohmann::json::parse(text, limitDepth);
+  } catch (const nlohmann::json::exception &error) {
+    throw Error(where + " is not valid JSON: " + error.what());
+  }
+}
+
+std::string describeJson(const nlohmann::json &value, size_t maxChars) {
+  std::string text = value.dump();
+  if (text.size() > maxChars)
+    text = text.substr(0, maxChars) + "...";
+  return text;
+}
+
+} // namespace genesis
