@@ -30,8 +30,8 @@ namespace genesis {
 /// `forward`'s first result with respect to the arguments `wrt`. Emits a
 /// diagnostic and fails when the loss is not a float scalar, an argument is
 /// not a float tensor, or a non-differentiable op lies on the path.
-mlir::FailureOr<mlir::func::FuncOp>
-differentiate(mlir::func::FuncOp forward, llvm::ArrayRef<unsigned> wrt);
+mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
+                                                  llvm::ArrayRef<unsigned> wrt);
 
 /// Builds `@train_step` next to `loss` (see the genesis-train-step pass).
 mlir::FailureOr<mlir::func::FuncOp>
@@ -80,12 +80,13 @@ mlir::LogicalResult verifyMemoryPlan(mlir::func::FuncOp function,
                                      const MemoryPlan &plan);
 
 /// genesis-fuse's rule 1 on `function`: every genesis.matmul becomes a
-/// genesis.library_call, which then absorbs its scale, bias and activation.
-void formLibraryCalls(mlir::func::FuncOp function);
+/// genesis.library_call, which then absorbs its scale, bias and activation
+/// when `absorbEpilogues` is set.
+void formLibraryCalls(mlir::func::FuncOp function, bool absorbEpilogues = true);
 
 /// genesis-fuse's rules 2 to 5 on `function`: loop and input fusion groups
-/// become genesis.fusion regions.
-void formFusions(mlir::func::FuncOp function);
+/// become genesis.fusion regions; without `grouping`, one per fusible op.
+void formFusions(mlir::func::FuncOp function, bool grouping = true);
 
 /// Compiles every function marked `genesis.kernel` (genesis-lower-cpu) into
 /// a shared object for the host CPU and returns its bytes. Each kernel `k` is
@@ -107,6 +108,8 @@ struct PlanOptions {
   /// "bf16" or "f16": genesis-amp computes the f32 GEMMs in that type
   /// (CUDA only); empty: everything in its own type.
   std::string mixedPrecision;
+  /// false: one kernel per op (genesis-fuse grouping=false).
+  bool fuse = true;
 };
 
 /// Compiles `functions` of `module` (a clone of it; the module is left as it
@@ -131,10 +134,9 @@ compileCpuPlan(mlir::ModuleOp module, llvm::ArrayRef<std::string> functions,
                bool timing = false);
 
 /// The IR stages of compilePlan, in place: keeps only `functions` (and what
-/// they call), adds one to their step arguments, runs (for cuda
-/// genesis-decompose-attention and genesis-decompose-cross-entropy,)
-/// canonicalize, CSE and genesis-fuse, then
-/// genesis-lower-cpu or genesis-lower-cuda.
+/// they call), then runs the registered genesis-cpu-pipeline or
+/// genesis-cuda-pipeline (passes/Pipelines.h) with the options' precision
+/// and fusion setting.
 mlir::LogicalResult lowerForTarget(mlir::ModuleOp module,
                                    llvm::ArrayRef<std::string> functions,
                                    const PlanOptions &options);

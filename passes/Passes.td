@@ -270,6 +270,65 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        locations of its ops (not of the cloned ones). The block is then
        sorted topologically (a stable sort), since a side result may be used
        before the group's last op.
+
+    With `grouping=false` (the pipelines' `fuse=false`), every GEMM becomes
+    a library call with no epilogue and every fusible op or reduction a
+    fusion of its own (cheap ops still cloned in): one kernel per op, for
+    debugging and for locating a bad value.
+  }];
+  let options = [
+    Option<"grouping", "grouping", "bool", /*default=*/"true",
+           "Group ops into multi-op fusions and absorb GEMM epilogues">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisStepNumber : Pass<"genesis-step-number", "mlir::func::FuncOp"> {
+  let summary = "A step argument counts from one inside the function";
+  let description = [{
+    The runtime feeds every `genesis.role = "step"` argument the number of
+    completed steps; the train step wants the number of the step being
+    taken. Every use of such an argument is replaced by `step + 1` (a
+    `genesis.add` of a splat constant one, in the argument's element type,
+    at the start of the entry block). Unused step arguments are left alone.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisSplitMixedShapeFusions
+    : Pass<"genesis-split-mixed-shape-fusions", "mlir::func::FuncOp"> {
+  let summary = "One fusion per result shape (the CPU lowering's loop nests)";
+  let description = [{
+    genesis-lower-cpu emits one loop nest per fusion over one shape, so it
+    cannot lower a multi-output input fusion (a reduction yielded beside an
+    elementwise producer of its operand's shape). Each fusion whose results
+    have more than one shape is replaced by one fusion per result shape, in
+    order of first appearance: each clone takes every input of the original,
+    yields only the results of its shape, and erases the ops those results
+    do not need (walking the body backwards, erasing ops without uses). Each
+    clone recomputes the producers it needs; they are elementwise, so no
+    result bit changes. Only the CPU pipeline runs it: the CUDA reduction
+    emitter stores side results from the kernel that reads them.
+  }];
+}
+
+def GenesisMergeRowFusions
+    : Pass<"genesis-merge-row-fusions", "mlir::func::FuncOp"> {
+  let summary = "Producer and consumer fusions merged into row fusions (CUDA)";
+  let description = [{
+    XLA's reduction epilogue fusion, generalised to chains, for the CUDA row
+    fusion emitter. Fusions merge pairwise, producer into consumer, while
+    the merged body has f32 sums or maxima over the last dimension of one
+    row shape [rows..., C] only, every value computed from a reduction
+    reaches the row only through elementwise ops and broadcasts along the
+    last dimension, every result is a full row or per row, and the merge
+    drops at least one of the producer's results (all its users were in the
+    consumer). The merged fusion takes the producer's place (so the
+    consumer's other inputs must precede it) and yields the producer's
+    results still used elsewhere, then the consumer's. The scan restarts
+    after each merge and ends when no pair merges. softmax's backward
+    y * (g - rowsum(g * y)) and layer_norm's and rms_norm's (two to four
+    chained sums) each become one fusion.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

@@ -1,14 +1,17 @@
-//===- CudaEmitters.h - Building blocks of the GPU kernel emitters -*- C++ -*-===//
+//===- CudaEmitters.h - Building blocks of the GPU kernel emitters -*- C++
+//-*-===//
 //
-// Shared by the emitters of genesis-lower-cuda (LowerToCuda.cpp,
-// CudaDataKernels.cpp): kernel creation with its launch, index arithmetic,
-// shared-memory buffers.
+// Shared by the emitters of genesis-lower-cuda, one file per family (as
+// XLA's emitters): kernel creation with its launch, index arithmetic,
+// shared-memory buffers, warp and block reductions, and each emitter's entry
+// point, which LowerToCuda.cpp's dispatch table chooses from.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H
 #define GENESIS_PASSES_CONVERSION_CUDAEMITTERS_H
 
+#include "dialect/IR/GenesisOps.h"
 #include "passes/Conversion/CudaKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,7 +65,9 @@ struct IndexMath {
     }
     return index;
   }
-  Value threadId() { return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x); }
+  Value threadId() {
+    return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  }
   Value blockId() { return gpu::BlockIdOp::create(b, loc, gpu::Dimension::x); }
   Value globalId(int64_t blockSize) {
     return add(mul(blockId(), c(blockSize)), threadId());
@@ -79,8 +84,8 @@ struct GpuKernel {
 };
 
 inline GpuKernel createGpuKernel(OpBuilder &moduleBuilder, Location loc,
-                          StringRef name, TypeRange inputs, TypeRange outputs,
-                          TypeRange workgroup = {}) {
+                                 StringRef name, TypeRange inputs,
+                                 TypeRange outputs, TypeRange workgroup = {}) {
   SmallVector<Type> argTypes;
   for (TypeRange range : {inputs, outputs})
     for (Type type : range) {
@@ -102,10 +107,11 @@ inline GpuKernel createGpuKernel(OpBuilder &moduleBuilder, Location loc,
   // 16-byte aligned: the backend merges loads of consecutive elements into
   // vector loads, which need it (4-byte aligned buffers of 5 warps' totals
   // faulted with misaligned ld.shared.v4).
-  for (auto [i, buffer] : llvm::enumerate(function.getWorkgroupAttributions())) {
-    function.setWorkgroupAttributionAttr(
-        i, LLVM::LLVMDialect::getAlignAttrName(),
-        moduleBuilder.getI64IntegerAttr(16));
+  for (auto [i, buffer] :
+       llvm::enumerate(function.getWorkgroupAttributions())) {
+    function.setWorkgroupAttributionAttr(i,
+                                         LLVM::LLVMDialect::getAlignAttrName(),
+                                         moduleBuilder.getI64IntegerAttr(16));
     kernel.workgroup.push_back(buffer);
   }
   return kernel;
@@ -117,11 +123,12 @@ inline void setLaunch(GpuKernel &kernel, int64_t grid, int64_t block) {
   kernel.launch.grid = std::max<int64_t>(grid, 1);
   kernel.launch.block = block;
   OpBuilder b(kernel.function);
-  kernel.function.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(block), 1, 1}));
+  kernel.function.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(block), 1, 1}));
 }
 
-inline MemRefType workgroupBuffer(MLIRContext *context, int64_t size, Type element) {
+inline MemRefType workgroupBuffer(MLIRContext *context, int64_t size,
+                                  Type element) {
   return MemRefType::get(
       {size}, element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
@@ -138,12 +145,77 @@ inline Value flatten(OpBuilder &b, Location loc, Value memref) {
   if (type.getRank() == 0)
     return memref::ExpandShapeOp::create(
         b, loc, MemRefType::get({1}, type.getElementType()), memref,
-        ArrayRef<ReassociationIndices>{}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+        ArrayRef<ReassociationIndices>{},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   return memref::CollapseShapeOp::create(b, loc, memref,
                                          ArrayRef<ReassociationIndices>{all});
 }
 
 inline bool is32Bit(Type type) { return type.getIntOrFloatBitWidth() == 32; }
+
+//===----------------------------------------------------------------------===//
+// Warp and block reductions (CudaBlockReductions.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Combines `value` across the 32 lanes of each warp with `combine`
+/// (butterfly of xor shuffles: every lane ends with the total).
+Value warpButterfly(OpBuilder &b, Location loc, Value value,
+                    function_ref<Value(Value, Value)> combine);
+
+/// Max or sum of f32 values as combining functions.
+Value combineMaxOrSum(OpBuilder &b, Location loc, Value x, Value y, bool max);
+
+/// Threads of a block per row of `columns` elements: a multiple of 32 up
+/// to 1024 giving each thread at least 4 elements when the row allows.
+int64_t rowBlockThreads(int64_t columns);
+
+/// Combines each of `partials` (max or sum, as `maxes` says) over a block
+/// of `warps` warps: a warp butterfly, the warp totals through the matching
+/// `shareds` (one slot per warp) and one barrier, then every thread combines
+/// them in warp order, so all threads get the same, deterministic totals.
+/// `shareds` must not be reused without a barrier.
+SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> partials,
+                                      ArrayRef<Value> shareds,
+                                      ArrayRef<bool> maxes, int64_t warps);
+Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
+                     int64_t warps, bool max);
+
+//===----------------------------------------------------------------------===//
+// Emitters, one family per file
+//===----------------------------------------------------------------------===//
+
+/// A fusion without reductions: a grid-stride loop (CudaLoopEmitter.cpp).
+FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
+                                    OpBuilder &moduleBuilder);
+
+/// A fusion of one reduction `root`, yielded only, beside side results of
+/// its operand's shape (CudaReductionEmitter.cpp).
+FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
+                                         StringRef name,
+                                         OpBuilder &moduleBuilder);
+
+/// A row fusion of row shape `rowType` (passes/Analysis/RowFusion.h): a
+/// block per row (CudaRowFusionEmitter.cpp).
+FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
+                                   StringRef name, OpBuilder &moduleBuilder);
+
+/// f32 softmax, log_softmax, layer_norm, rms_norm over the last dimension:
+/// a block per row (CudaRowOpEmitter.cpp).
+bool hasGpuRowKernel(Operation *op);
+FailureOr<GpuKernel> emitRowKernel(Operation *op, StringRef name,
+                                   OpBuilder &moduleBuilder);
+
+/// f32 cross_entropy and cross_entropy_grad of rank-2 logits
+/// (CudaCrossEntropyEmitter.cpp).
+bool hasGpuCrossEntropyKernel(Operation *op);
+FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
+                                            OpBuilder &moduleBuilder);
+
+/// Any op with a CPU op kernel: that kernel, one outer iteration per thread
+/// (CudaOpKernelEmitter.cpp).
+FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
+                                         OpBuilder &moduleBuilder);
 
 /// Transposes outside fusions (CudaDataKernels.cpp): a tiled transpose
 /// through shared memory when the innermost dimension moves, else a loop.

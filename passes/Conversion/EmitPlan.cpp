@@ -11,17 +11,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 
 #include "dialect/IR/GenesisOps.h"
-#include "passes/Conversion/CudaKernels.h"
 #include "dialect/Utils/DTypes.h"
+#include "passes/Conversion/CudaKernels.h"
 #include "runtime/PlanFile.h"
 #include "runtime/Sha256.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -94,94 +93,6 @@ plan::Epilogue epilogueFor(GemmEpilogue epilogue) {
     return plan::Epilogue::BiasGelu;
   }
   return plan::Epilogue::None;
-}
-
-/// Replaces the uses of every `genesis.role = "step"` argument with
-/// `step + 1`: the runtime feeds completed steps, the train step wants the
-/// number of the step being taken.
-void rewriteStepArguments(func::FuncOp function) {
-  if (function.isExternal())
-    return;
-  Block &entry = function.getBody().front();
-  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-    auto role = function.getArgAttrOfType<StringAttr>(i, "genesis.role");
-    if (!role || role.getValue() != "step")
-      continue;
-    BlockArgument step = entry.getArgument(i);
-    if (step.use_empty())
-      continue;
-    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
-    auto type = cast<RankedTensorType>(step.getType());
-    Type element = type.getElementType();
-    Attribute one = isa<FloatType>(element)
-                        ? Attribute(builder.getFloatAttr(element, 1.0))
-                        : Attribute(builder.getIntegerAttr(element, 1));
-    Value constant = ConstantOp::create(
-        builder, step.getLoc(),
-        cast<ElementsAttr>(DenseElementsAttr::get(type, one)));
-    Value next = AddOp::create(builder, step.getLoc(), step, constant);
-    step.replaceAllUsesExcept(next, next.getDefiningOp());
-  }
-}
-
-/// genesis-lower-cpu emits a loop nest per fusion over one shape, so it
-/// refuses multi-output input fusions (a reduction and an elementwise
-/// producer of the operand's shape as an extra result). Splits each such
-/// fusion into one fusion per result shape; each clone recomputes the
-/// producers it needs (elementwise, so no result bit changes).
-void splitMixedShapeFusions(func::FuncOp function) {
-  SmallVector<FusionOp> mixed;
-  function.walk([&](FusionOp fusion) {
-    if (fusion->getNumResults() < 2)
-      return;
-    for (Type type : fusion->getResultTypes())
-      if (cast<ShapedType>(type).getShape() !=
-          cast<ShapedType>(fusion->getResultTypes()[0]).getShape())
-        return mixed.push_back(fusion), void();
-  });
-  for (FusionOp fusion : mixed) {
-    // Results grouped by shape, in order of first appearance.
-    SmallVector<SmallVector<unsigned>> groups;
-    for (unsigned r = 0; r < fusion->getNumResults(); ++r) {
-      auto shape = cast<ShapedType>(fusion->getResultTypes()[r]).getShape();
-      auto it = llvm::find_if(groups, [&](const SmallVector<unsigned> &g) {
-        return cast<ShapedType>(fusion->getResultTypes()[g[0]]).getShape() ==
-               shape;
-      });
-      if (it == groups.end())
-        groups.push_back({r});
-      else
-        it->push_back(r);
-    }
-    OpBuilder builder(fusion);
-    for (const SmallVector<unsigned> &group : groups) {
-      OperationState state(fusion->getLoc(), fusion->getName());
-      state.addOperands(fusion->getOperands());
-      for (unsigned r : group)
-        state.addTypes(fusion->getResultTypes()[r]);
-      state.addAttributes(fusion->getAttrs());
-      Region *region = state.addRegion();
-      IRMapping mapping;
-      fusion->getRegion(0).cloneInto(region, mapping);
-      Operation *clone = builder.create(state);
-      Block &block = clone->getRegion(0).front();
-      Operation *yield = block.getTerminator();
-      SmallVector<Value> kept;
-      for (unsigned r : group)
-        kept.push_back(yield->getOperand(r));
-      yield->setOperands(kept);
-      // Drop what the kept results do not need.
-      SmallVector<Operation *> body;
-      for (Operation &op : block.without_terminator())
-        body.push_back(&op);
-      for (Operation *op : llvm::reverse(body))
-        if (op->use_empty())
-          op->erase();
-      for (auto [i, r] : llvm::enumerate(group))
-        fusion->getResult(r).replaceAllUsesWith(clone->getResult(i));
-    }
-    fusion->erase();
-  }
 }
 
 bool isSplatConstant(Value value) {
@@ -371,10 +282,9 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       return WalkResult::interrupt();
     }
     auto type = cast<RankedTensorType>(dropout.getOperand().getType());
-    rngOffsetAdvance =
-        std::max(rngOffsetAdvance,
-                 static_cast<uint64_t>(dropout.getOffset()) +
-                     static_cast<uint64_t>(numel(type.getShape())));
+    rngOffsetAdvance = std::max(
+        rngOffsetAdvance, static_cast<uint64_t>(dropout.getOffset()) +
+                              static_cast<uint64_t>(numel(type.getShape())));
     return WalkResult::advance();
   });
   if (seeds.wasInterrupted())
@@ -459,8 +369,8 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       launch.symbol = kernel.getValue().str();
       launch.args = *ins;
       launch.args.insert(launch.args.end(), outs->begin(), outs->end());
-      if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-              &op, kernel))
+      if (auto callee =
+              SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(&op, kernel))
         if (auto extent =
                 callee->getAttrOfType<IntegerAttr>("genesis.outer_extent"))
           launch.outerExtent = std::max<int64_t>(extent.getInt(), 1);
@@ -594,44 +504,24 @@ LogicalResult lowerForTarget(ModuleOp module,
     if (!llvm::is_contained(functions, function.getSymName().str()) &&
         SymbolTable::symbolKnownUseEmpty(function, module))
       function.erase();
-  for (const std::string &name : functions)
-    rewriteStepArguments(module.lookupSymbol<func::FuncOp>(name));
 
   PassManager pm(context);
   if (options.timing)
     pm.enableTiming();
-  OpPassManager &functionPm = pm.nest<func::FuncOp>();
-  // The GPU runs attention as batched GEMMs and row reductions, and a
-  // loss's sum over rows and a global norm as reduction fusions; the CPU has
-  // kernels of its own.
-  if (options.target == plan::Target::Cuda) {
-    functionPm.addPass(createGenesisDecomposeAttention());
-    functionPm.addPass(createGenesisDecomposeCrossEntropy());
-    functionPm.addPass(createGenesisDecomposeGlobalNorm());
-  }
-  if (!options.mixedPrecision.empty()) {
-    // The CPU kernels compute in f32 and f64 only.
-    if (options.target != plan::Target::Cuda)
-      return module.emitError("compilePlan: mixed precision (")
-             << options.mixedPrecision << ") needs the cuda target";
-    functionPm.addPass(
-        createGenesisAmp(GenesisAmpOptions{options.mixedPrecision}));
-  }
-  functionPm.addPass(createCanonicalizerPass());
-  functionPm.addPass(createCSEPass());
-  functionPm.addPass(createGenesisFuse());
-  if (failed(pm.run(module)))
+  // --mlir-timing, --mlir-print-ir-after-all, ... where the tool registered
+  // MLIR's pass manager options (genesis-compile does); a no-op otherwise.
+  (void)applyPassManagerCLOptions(pm);
+  GenesisPipelineOptions pipeline;
+  pipeline.precision = options.mixedPrecision;
+  pipeline.fuse = options.fuse;
+  auto onError = [&](const Twine &message) {
+    return module.emitError("compilePlan: ") << message;
+  };
+  if (failed(options.target == plan::Target::Cuda
+                 ? buildGenesisCudaPipeline(pm, pipeline, onError)
+                 : buildGenesisCpuPipeline(pm, pipeline, onError)))
     return failure();
-  for (const std::string &name : functions)
-    splitMixedShapeFusions(module.lookupSymbol<func::FuncOp>(name));
-  PassManager lower(context);
-  if (options.timing)
-    lower.enableTiming();
-  if (options.target == plan::Target::Cuda)
-    lower.addPass(createGenesisLowerCuda());
-  else
-    lower.addPass(createGenesisLowerCpu());
-  return lower.run(module);
+  return pm.run(module);
 }
 
 FailureOr<std::vector<uint8_t>>
@@ -696,12 +586,12 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
         return failure();
       // Launches name image 0, the cubin; the PTX rides along for newer
       // chips and for inspection.
-      builder.addImage(plan::ImageFormat::Cubin,
-                       std::vector<uint8_t>(images->cubin.begin(),
-                                            images->cubin.end()));
-      builder.addImage(plan::ImageFormat::Ptx,
-                       std::vector<uint8_t>(images->ptx.begin(),
-                                            images->ptx.end()));
+      builder.addImage(
+          plan::ImageFormat::Cubin,
+          std::vector<uint8_t>(images->cubin.begin(), images->cubin.end()));
+      builder.addImage(
+          plan::ImageFormat::Ptx,
+          std::vector<uint8_t>(images->ptx.begin(), images->ptx.end()));
     }
   } else {
     bool anyKernel = false;
@@ -720,7 +610,8 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   if (cuda && emitter.usesLibraryWorkspace()) {
     // cuBLASLt's workspace is planned like any buffer: a region of the
     // arena after every temporary, which no tensor overlaps.
-    builder.setWorkspace(static_cast<uint64_t>(arenaEnd), kCudaLibraryWorkspace);
+    builder.setWorkspace(static_cast<uint64_t>(arenaEnd),
+                         kCudaLibraryWorkspace);
     arenaEnd += static_cast<int64_t>(kCudaLibraryWorkspace);
   }
   builder.setArena(static_cast<uint64_t>(arenaEnd),

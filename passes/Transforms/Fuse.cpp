@@ -123,7 +123,7 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
 
 } // namespace
 
-void genesis::formLibraryCalls(func::FuncOp function) {
+void genesis::formLibraryCalls(func::FuncOp function, bool absorbEpilogues) {
   SmallVector<MatmulOp> matmuls;
   function.walk([&](MatmulOp matmul) { matmuls.push_back(matmul); });
   for (MatmulOp matmul : matmuls) {
@@ -135,6 +135,8 @@ void genesis::formLibraryCalls(func::FuncOp function) {
     matmul.replaceAllUsesWith(call.getResult());
     matmul.erase();
   }
+  if (!absorbEpilogues)
+    return;
   SmallVector<LibraryCallOp> calls;
   function.walk([&](LibraryCallOp call) { calls.push_back(call); });
   for (LibraryCallOp call : calls)
@@ -181,7 +183,7 @@ struct Group {
 
 class Fuser {
 public:
-  explicit Fuser(Block &block) : block(block) {}
+  Fuser(Block &block, bool grouping) : block(block), grouping(grouping) {}
 
   void run() {
     SmallVector<Operation *> ops;
@@ -213,7 +215,7 @@ private:
     bool reduction = isReduction(op);
     if ((!reduction && !isLoopFusible(op, cheap)) || op->use_empty())
       return;
-    if (!reduction) {
+    if (!reduction && grouping) {
       std::optional<unsigned> target = soleUserGroup(op);
       if (!target)
         target = multiOutputGroup(op);
@@ -364,6 +366,8 @@ private:
   }
 
   Block &block;
+  /// false: every fusible op is a group of its own.
+  bool grouping;
   /// In program order.
   llvm::SetVector<Operation *> cheap;
   std::vector<Group> groups;
@@ -372,9 +376,9 @@ private:
 
 } // namespace
 
-void genesis::formFusions(func::FuncOp function) {
+void genesis::formFusions(func::FuncOp function, bool grouping) {
   for (Block &block : function.getBody())
-    Fuser(block).run();
+    Fuser(block, grouping).run();
 }
 
 namespace {
@@ -384,8 +388,8 @@ struct GenesisFusePass
   using GenesisFuseBase::GenesisFuseBase;
 
   void runOnOperation() override {
-    formLibraryCalls(getOperation());
-    formFusions(getOperation());
+    formLibraryCalls(getOperation(), grouping);
+    formFusions(getOperation(), grouping);
   }
 };
 

@@ -1,17 +1,20 @@
-//===- genesis-opt.cpp - Genesis optimizer driver --------------------------===//
+//===- genesis-opt.cpp - Genesis optimizer driver
+//--------------------------===//
 //
-// mlir-opt for Genesis: the genesis dialect and its passes, plus the upstream
-// dialects, extensions and passes the CPU and CUDA pipelines are built from.
+// mlir-opt for Genesis: the genesis dialect, its passes and its registered
+// pipelines (genesis-cpu-pipeline, genesis-cuda-pipeline: exactly what
+// genesis-compile runs), plus the upstream dialects, extensions and passes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisDialect.h"
-#include "passes/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "passes/Passes.h"
+#include "passes/Pipelines.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -20,6 +23,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
   genesis::registerGenesisPasses();
+  genesis::registerGenesisPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Genesis optimizer driver\n", registry));
 }

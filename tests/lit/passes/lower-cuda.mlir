@@ -1,4 +1,6 @@
-// RUN: genesis-opt %s --split-input-file --genesis-lower-cuda | FileCheck %s
+// RUN: genesis-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(genesis-merge-row-fusions),genesis-lower-cuda)" | FileCheck %s
+// (genesis-merge-row-fusions first, as genesis-cuda-pipeline runs them: the
+// row fusion cases below are merged fusions.)
 
 // A loop fusion: a grid-stride loop, 4 elements per iteration; the input of
 // the result's shape is read, and the result written, as one 16-byte vector;

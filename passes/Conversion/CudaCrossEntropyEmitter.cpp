@@ -1,0 +1,442 @@
+//===- CudaCrossEntropyEmitter.cpp - cross_entropy and its gradient -------===//
+//
+// The cross-entropy emitter of genesis-lower-cuda (Passes.td states the
+// algorithm): a block per row for wide unreduced rows, else a warp per row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CudaEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace genesis::cuda {
+
+/// f32 logits of rank 2: the cross-entropy emitter takes them.
+bool hasGpuCrossEntropyKernel(Operation *op) {
+  if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    return false;
+  auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
+  return logits.getElementType().isF32() && logits.getRank() == 2;
+}
+
+namespace {
+
+/// The per-row and per-element f32 formulas of cross-entropy that both of
+/// its emitters use (the CPU kernel's semantics).
+struct CrossEntropyMath {
+  OpBuilder &b;
+  Location loc;
+  int64_t classes;
+  double smoothing;
+
+  Value constant(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value select(Value c, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  }
+  /// A row's loss from its max, sum of exponentials, sum of logits and the
+  /// label's logit: (1 - s) nll + s (logsumexp - mean logit); 0 for an
+  /// ignored row, NaN for a label out of range.
+  Value rowLoss(Value max, Value sum, Value sumLogits, Value labelLogit,
+                Value valid, Value ignored) {
+    Value logSumExp =
+        arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
+    Value nll = arith::SubFOp::create(b, loc, logSumExp, labelLogit);
+    Value uniform = arith::SubFOp::create(
+        b, loc, logSumExp,
+        arith::DivFOp::create(b, loc, sumLogits,
+                              constant(static_cast<double>(classes))));
+    Value loss = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, constant(1 - smoothing), nll),
+        arith::MulFOp::create(b, loc, constant(smoothing), uniform));
+    return select(ignored, constant(0.0), select(valid, loss, constant(NAN)));
+  }
+  /// The gradient at `column` of probability `p`: weight (p - target), the
+  /// target (1 - s) at the label plus s / C everywhere; 0 for an ignored row.
+  Value gradient(Value p, Value column, Value safeLabel, Value safeWeight,
+                 Value ignored) {
+    Value isLabel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          column, safeLabel);
+    Value target = arith::AddFOp::create(
+        b, loc, select(isLabel, constant(1 - smoothing), constant(0.0)),
+        constant(smoothing / static_cast<double>(classes)));
+    Value grad = arith::MulFOp::create(
+        b, loc, safeWeight, arith::SubFOp::create(b, loc, p, target));
+    return select(ignored, constant(0.0), grad);
+  }
+};
+
+/// Cross-entropy of wide rows (1024 classes or more) with reduction none
+/// (genesis-decompose-cross-entropy leaves only those on the GPU): a block
+/// per row, the row in registers as in the row emitter, so the forward reads
+/// the logits once and the gradient reads them once and writes once. The
+/// row's max, sum of exponentials and (with label smoothing) sum of logits
+/// are block reductions.
+FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
+                                                OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  bool gradient = isa<CrossEntropyGradOp>(op);
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type f32 = logitsType.getElementType();
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  // 16 columns per thread: the loss reads and writes nothing else, so the
+  // loads in flight per SM (resident threads x columns each) set its speed.
+  int64_t threads = std::clamp<int64_t>(
+      ceilDiv(ceilDiv(classes, 16), kWarp) * kWarp, kWarp, 1024);
+  int64_t perThread = ceilDiv(classes, threads), warps = threads / kWarp;
+  SmallVector<Type> workgroup(3, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
+  setLaunch(kernel, rows, threads);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  CrossEntropyMath formulas{b, loc, classes, smoothing};
+  Value logits = flatten(b, loc, kernel.inputs[0]);
+  Value output = kernel.outputs[0];
+  Value thread = im.threadId(), row = im.blockId();
+  Value rowStart = im.mul(row, im.c(classes));
+  Type i64 = b.getI64Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  Value label =
+      memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
+  if (label.getType() != i64)
+    label = arith::ExtSIOp::create(b, loc, i64, label);
+  Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label,
+                                        i64Constant(ignore));
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
+                            i64Constant(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
+                            i64Constant(classes)));
+  Value safeLabel = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), select(valid, label, i64Constant(0)));
+  // Issued before the row's loads and reductions, so its latency overlaps
+  // them (every thread reads the same word; the loss takes thread 0's).
+  Value labelLogit;
+  if (!gradient)
+    labelLogit = memref::LoadOp::create(
+        b, loc, logits, ValueRange{im.add(rowStart, safeLabel)});
+  SmallVector<Value> column, inside, values;
+  Value localMax = constant(-INFINITY), localSum = constant(0.0);
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value c = im.add(thread, im.c(k * threads));
+    Value in = im.lt(c, im.c(classes));
+    Value safe = select(in, c, im.c(0));
+    Value x = memref::LoadOp::create(b, loc, logits,
+                                     ValueRange{im.add(rowStart, safe)});
+    column.push_back(safe);
+    inside.push_back(in);
+    values.push_back(x);
+    localMax = arith::MaximumFOp::create(b, loc, localMax,
+                                         select(in, x, constant(-INFINITY)));
+    localSum =
+        arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+  }
+  Value max =
+      blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
+  SmallVector<Value> exps;
+  Value localExp = constant(0.0);
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value e = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, values[k], max));
+    exps.push_back(e);
+    localExp = arith::AddFOp::create(b, loc, localExp,
+                                     select(inside[k], e, constant(0.0)));
+  }
+  Value sum =
+      blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
+  Value nan = constant(NAN);
+  if (!gradient) {
+    Value sumLogits = smoothing != 0.0
+                          ? blockAllReduce(b, loc, localSum,
+                                           kernel.workgroup[2], warps, false)
+                          : constant(0.0);
+    Value rowLoss =
+        formulas.rowLoss(max, sum, sumLogits, labelLogit, valid, ignored);
+    auto only = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                              im.c(0)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{row});
+  } else {
+    Value weight =
+        memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
+    Value safeWeight = select(valid, weight, nan);
+    Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
+    Value flatOutput = flatten(b, loc, output);
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value p = arith::MulFOp::create(b, loc, exps[k], inverse);
+      Value grad =
+          formulas.gradient(p, column[k], safeLabel, safeWeight, ignored);
+      auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      memref::StoreOp::create(b, loc, grad, flatOutput,
+                              ValueRange{im.add(rowStart, column[k])});
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+} // namespace
+
+/// A warp per row (lanes striding over the classes, warp butterflies for the
+/// row's max, sum of exponentials and sum of logits), rows striding over the
+/// grid. The gradient runs on up to 264 blocks of 8 warps, each block first
+/// counting the rows that are not ignored (for the mean) by itself; a mean
+/// or summed loss runs on one block of 32 warps, each warp adding its rows'
+/// losses in row order and the warps added in warp order, so the result is
+/// deterministic. The semantics are those of the CPU kernel: label smoothing
+/// spreads over the classes, an ignored row counts 0, a label out of range
+/// gives NaN. Computes in f32.
+FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
+                                            OpBuilder &moduleBuilder) {
+  auto reductionOf = op->getAttrOfType<LossReductionAttr>("reduction");
+  if (reductionOf && reductionOf.getValue() == LossReduction::none &&
+      cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >= 1024)
+    return emitWideCrossEntropyKernel(op, name, moduleBuilder);
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  bool gradient = isa<CrossEntropyGradOp>(op);
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type f32 = logitsType.getElementType();
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto reductionAttr = op->getAttrOfType<LossReductionAttr>("reduction");
+  LossReduction reduction =
+      reductionAttr ? reductionAttr.getValue() : LossReduction::mean;
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  bool total = !gradient && reduction != LossReduction::none;
+
+  int64_t warps = total ? 32 : 8;
+  int64_t block = warps * kWarp;
+  int64_t grid = total ? 1 : std::min(ceilDiv(rows, warps), int64_t{264});
+  SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
+  setLaunch(kernel, grid, block);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  CrossEntropyMath formulas{b, loc, classes, smoothing};
+  Value logits = kernel.inputs[0], labels = kernel.inputs[1];
+  Value output = kernel.outputs[0];
+  Value thread = im.threadId();
+  Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
+  Type i64 = b.getI64Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
+  };
+  auto select = [&](Value c, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  auto warpAll = [&](Value value, bool max) {
+    return warpButterfly(b, loc, value, [&](Value x, Value y) {
+      return combineMaxOrSum(b, loc, x, y, max);
+    });
+  };
+  auto labelAt = [&](Value r) -> Value {
+    Value label = memref::LoadOp::create(b, loc, labels, ValueRange{r});
+    return label.getType() == i64
+               ? label
+               : arith::ExtSIOp::create(b, loc, i64, label).getResult();
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+
+  // The rows that count, for the mean.
+  Value count;
+  if (reduction == LossReduction::mean) {
+    auto loop = scf::ForOp::create(
+        b, loc, thread, im.c(rows), im.c(block), ValueRange{constant(0.0)},
+        [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             labelAt(r), i64Constant(ignore));
+          scf::YieldOp::create(
+              lb, loc,
+              ValueRange{
+                  add(carried[0], select(kept, constant(1.0), constant(0.0)))});
+        });
+    count =
+        blockAllReduce(b, loc, loop.getResult(0), kernel.workgroup[0], warps,
+                       /*max=*/false);
+  }
+  Value weightScalar;
+  if (gradient && reduction != LossReduction::none) {
+    Value lossGrad =
+        memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange());
+    weightScalar =
+        reduction == LossReduction::mean
+            ? arith::DivFOp::create(b, loc, lossGrad, count).getResult()
+            : lossGrad;
+  }
+
+  Value firstRow = im.add(im.mul(im.blockId(), im.c(warps)), warp);
+  auto rowsLoop = scf::ForOp::create(
+      b, loc, firstRow, im.c(rows), im.c(grid * warps),
+      ValueRange{constant(0.0)},
+      [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value label = labelAt(r);
+        Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              label, i64Constant(ignore));
+        Value valid = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
+                                  i64Constant(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
+                                  i64Constant(classes)));
+        Value safeLabel = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(), select(valid, label, i64Constant(0)));
+        // Over the classes: max and sum of logits, then sum of exponentials.
+        auto stats = scf::ForOp::create(
+            b, loc, lane, im.c(classes), im.c(kWarp),
+            ValueRange{constant(-INFINITY), constant(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value x =
+                  memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              scf::YieldOp::create(
+                  cb, loc,
+                  ValueRange{arith::MaximumFOp::create(b, loc, acc[0], x),
+                             add(acc[1], x)});
+            });
+        Value max = warpAll(stats.getResult(0), /*max=*/true);
+        Value sumLogits = warpAll(stats.getResult(1), /*max=*/false);
+        auto exps = scf::ForOp::create(
+            b, loc, lane, im.c(classes), im.c(kWarp), ValueRange{constant(0.0)},
+            [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
+              OpBuilder::InsertionGuard g2(b);
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value x =
+                  memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+              Value e = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, x, max));
+              scf::YieldOp::create(cb, loc, ValueRange{add(acc[0], e)});
+            });
+        Value sum = warpAll(exps.getResult(0), /*max=*/false);
+        Value nan = constant(NAN);
+        Value rowLoss = constant(0.0);
+        if (!gradient) {
+          rowLoss = formulas.rowLoss(
+              max, sum, sumLogits,
+              memref::LoadOp::create(b, loc, logits, ValueRange{r, safeLabel}),
+              valid, ignored);
+          if (reduction == LossReduction::none) {
+            auto first = scf::IfOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      im.c(0)),
+                /*withElse=*/false);
+            OpBuilder::InsertionGuard g2(b);
+            b.setInsertionPointToStart(&first.getThenRegion().front());
+            memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{r});
+          }
+        } else {
+          Value weight = reduction == LossReduction::none
+                             ? memref::LoadOp::create(b, loc, kernel.inputs[2],
+                                                      ValueRange{r})
+                                   .getResult()
+                             : weightScalar;
+          Value safeWeight = select(valid, weight, nan);
+          Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
+          scf::ForOp::create(
+              b, loc, lane, im.c(classes), im.c(kWarp), ValueRange(),
+              [&](OpBuilder &cb, Location, Value c, ValueRange) {
+                OpBuilder::InsertionGuard g2(b);
+                b.setInsertionPoint(cb.getInsertionBlock(),
+                                    cb.getInsertionPoint());
+                Value x =
+                    memref::LoadOp::create(b, loc, logits, ValueRange{r, c});
+                Value p = arith::MulFOp::create(
+                    b, loc,
+                    math::ExpOp::create(b, loc,
+                                        arith::SubFOp::create(b, loc, x, max)),
+                    inverse);
+                memref::StoreOp::create(
+                    b, loc,
+                    formulas.gradient(p, c, safeLabel, safeWeight, ignored),
+                    output, ValueRange{r, c});
+                scf::YieldOp::create(cb, loc);
+              });
+        }
+        scf::YieldOp::create(lb, loc, ValueRange{add(carried[0], rowLoss)});
+      });
+  if (total) {
+    // Each warp's lanes hold the same running total (butterflies), so the
+    // block sum takes lane 0's.
+    Value warpTotal = rowsLoop.getResult(0);
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      memref::StoreOp::create(b, loc, warpTotal, kernel.workgroup[1], warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value sum = memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(0));
+    for (int64_t w = 1; w < warps; ++w)
+      sum = add(sum,
+                memref::LoadOp::create(b, loc, kernel.workgroup[1], im.c(w)));
+    if (reduction == LossReduction::mean)
+      sum = arith::DivFOp::create(b, loc, sum, count);
+    auto only = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                              im.c(0)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    memref::StoreOp::create(b, loc, sum, output, ValueRange());
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+} // namespace genesis::cuda

@@ -1,0 +1,84 @@
+//===- CudaOpKernelEmitter.cpp - CPU op kernels run per thread ------------===//
+//
+// The fallback emitter of genesis-lower-cuda: an op's CPU kernel (a
+// func.func over [begin, end) of its outer loop) cloned into the GPU module
+// and called with one outer iteration per thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CpuKernels.h"
+#include "passes/Conversion/CudaEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace genesis::cuda {
+
+/// Runs the CPU op kernel of `op` (a func.func over [begin, end) of its
+/// outer loop, cloned into the GPU module) with one outer iteration per
+/// thread. Elementwise ops (optimizer updates, dropout) are emitted over
+/// their flattened shape, so every element gets a thread.
+FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
+                                         OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  FailureOr<func::FuncOp> body = cpu::emitOpKernel(
+      op, (name + "_body").str(), moduleBuilder, /*flattenElementwise=*/true);
+  if (failed(body))
+    return failure();
+  int64_t extent =
+      (*body)->getAttrOfType<IntegerAttr>("genesis.outer_extent").getInt();
+  // Device malloc is slow and its heap small: the op kernels' scratch
+  // (static, allocated once per call) lives on the thread's stack.
+  SmallVector<memref::AllocOp> allocs;
+  (*body).walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    OpBuilder at(alloc);
+    alloc.replaceAllUsesWith(
+        memref::AllocaOp::create(at, alloc.getLoc(), alloc.getType())
+            .getResult());
+    alloc.erase();
+  }
+  (*body).walk([&](memref::DeallocOp dealloc) { dealloc.erase(); });
+  (*body)->removeAttr("genesis.kernel");
+  (*body)->removeAttr("genesis.outer_extent");
+  (*body).setPrivate();
+  auto argTypes = (*body).getArgumentTypes().drop_back(2);
+  unsigned numInputs = op->getNumOperands();
+  if (isa<DropoutOp>(op))
+    numInputs = 2;
+  SmallVector<Type> inputs, outputs;
+  for (auto [i, type] : llvm::enumerate(argTypes)) {
+    auto memref = cast<MemRefType>(type);
+    (i < numInputs ? inputs : outputs)
+        .push_back(
+            RankedTensorType::get(memref.getShape(), memref.getElementType()));
+  }
+  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name, inputs, outputs);
+  int64_t block = 128;
+  setLaunch(kernel, ceilDiv(extent, block), block);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  Value position = im.globalId(block);
+  auto branch = scf::IfOp::create(b, loc, im.lt(position, im.c(extent)),
+                                  /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    SmallVector<Value> arguments(kernel.inputs);
+    arguments.append(kernel.outputs);
+    arguments.push_back(position);
+    arguments.push_back(im.add(position, im.c(1)));
+    func::CallOp::create(b, loc, *body, arguments);
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+} // namespace genesis::cuda

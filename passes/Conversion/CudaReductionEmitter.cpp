@@ -1,0 +1,300 @@
+//===- CudaReductionEmitter.cpp - Reduction fusions -----------------------===//
+//
+// The reduction emitter of genesis-lower-cuda (Passes.td states the
+// algorithm): row reductions (a warp or a block per row), column reductions
+// (a tile of columns per block) and the rest (a thread per kept element),
+// each storing the side results of a multi-output fusion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CudaEmitters.h"
+#include "passes/Conversion/ElementEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace genesis::cuda {
+
+namespace {
+
+/// The combining function of a reduction and its identity.
+struct Reducer {
+  Operation *root;
+  Type element;
+
+  Value identity(OpBuilder &b, Location loc) const {
+    double init = isa<ReduceSumOp>(root)   ? 0.0
+                  : isa<ReduceMaxOp>(root) ? -INFINITY
+                                           : INFINITY;
+    return arith::ConstantOp::create(b, loc, element,
+                                     b.getFloatAttr(element, init));
+  }
+  Value combine(OpBuilder &b, Location loc, Value x, Value y) const {
+    if (isa<ReduceSumOp>(root))
+      return arith::AddFOp::create(b, loc, x, y);
+    if (isa<ReduceMaxOp>(root))
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return arith::MinimumFOp::create(b, loc, x, y);
+  }
+  /// Combines `value` across the 32 lanes of each warp (butterfly: every
+  /// lane ends with the total).
+  Value warpReduce(OpBuilder &b, Location loc, Value value) const {
+    return warpButterfly(
+        b, loc, value, [&](Value x, Value y) { return combine(b, loc, x, y); });
+  }
+};
+
+/// The reduced operand's index for a kept index and a reduced index.
+SmallVector<Value> mergeIndex(ArrayRef<int64_t> kept, ArrayRef<int64_t> reduced,
+                              ValueRange keptIndex, ValueRange reducedIndex) {
+  SmallVector<Value> full(kept.size() + reduced.size());
+  for (auto [i, d] : llvm::enumerate(kept))
+    full[d] = keptIndex[i];
+  for (auto [i, d] : llvm::enumerate(reduced))
+    full[d] = reducedIndex[i];
+  return full;
+}
+
+/// The result index of the reduction for a kept index.
+SmallVector<Value> resultIndex(IndexMath &im, Operation *root, int64_t rank,
+                               ArrayRef<int64_t> kept, ValueRange keptIndex) {
+  if (!root->hasAttr("keepdim"))
+    return SmallVector<Value>(keptIndex.begin(), keptIndex.end());
+  SmallVector<Value> index(rank, im.c(0));
+  for (auto [i, d] : llvm::enumerate(kept))
+    index[d] = keptIndex[i];
+  return index;
+}
+
+} // namespace
+
+/// A reduction fusion: a reduce_sum/max/min of a fused operand, plus side
+/// results of the operand's shape that nothing computes from the reduction
+/// (XLA's multi-output fusion: the kernel stores them at each operand
+/// element it visits, and it visits each once). The reduced dimensions
+/// trailing the kept ones make a row reduction (a warp per row, or a block
+/// when there are few rows); leading ones a column reduction; others a
+/// thread per kept element looping over the rest.
+FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
+                                         StringRef name,
+                                         OpBuilder &moduleBuilder) {
+  Location loc = fusion.getLoc();
+  MLIRContext *context = fusion.getContext();
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  Value operand = root->getOperand(0);
+  auto operandType = cast<RankedTensorType>(operand.getType());
+  Type element = operandType.getElementType();
+  if (!isa<FloatType>(element))
+    return fusion.emitError("genesis-lower-cuda: integer reductions are not "
+                            "supported in GPU kernels yet");
+  ArrayRef<int64_t> dims =
+      llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(root)
+          .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(
+              [](auto reduce) { return reduce.getDims(); });
+  int64_t rank = operandType.getRank();
+  SmallVector<int64_t> kept, reduced, keptShape, reducedShape;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool isReduced = llvm::is_contained(dims, d);
+    (isReduced ? reduced : kept).push_back(d);
+    (isReduced ? reducedShape : keptShape).push_back(operandType.getDimSize(d));
+  }
+  int64_t keptCount = numel(keptShape), reducedCount = numel(reducedShape);
+  bool trailing =
+      kept.empty() || reduced.empty() || kept.back() < reduced.front();
+  bool leading =
+      !kept.empty() && !reduced.empty() && reduced.back() < kept.front();
+  Reducer reducer{root, element};
+  enum class Kind {
+    Row,
+    Column,
+    PerElement
+  } kind = trailing  ? Kind::Row
+           : leading ? Kind::Column
+                     : Kind::PerElement;
+
+  // Row: a warp per row, or a block of 1024 threads per row when the rows
+  // are too few to fill the machine. Column: tiles of 32 columns, the rows
+  // split across `rowGroups` warps, combined through shared memory.
+  int64_t block = 256, rowsPerBlock = 1, rowGroups = 1;
+  bool blockPerRow = false;
+  SmallVector<Type> workgroup;
+  if (kind == Kind::Row) {
+    blockPerRow = keptCount < 132 * 16 && reducedCount >= 4096;
+    if (blockPerRow) {
+      block = 1024;
+      workgroup.push_back(workgroupBuffer(context, kWarp, element));
+    } else {
+      rowsPerBlock = block / kWarp;
+    }
+  } else if (kind == Kind::Column) {
+    rowGroups = reducedCount >= 256 ? 32 : 8;
+    block = kWarp * rowGroups;
+    workgroup.push_back(workgroupBuffer(context, block, element));
+  }
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+                      fusion.getResultTypes(), workgroup);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
+  Value output;
+  SmallVector<std::pair<Value, Value>> sides; // (body value, output memref)
+  for (auto [value, memref] : llvm::zip(yield.getValues(), kernel.outputs)) {
+    if (value == root->getResult(0))
+      output = memref;
+    else
+      sides.emplace_back(value, memref);
+  }
+  // Lanes past the kept range (column kind) visit a clamped element again
+  // and must not store it.
+  Value sideValid;
+  LogicalResult status = success();
+  auto valueAt = [&](ValueRange keptIndex, ValueRange reducedIndex) -> Value {
+    SmallVector<Value> full =
+        mergeIndex(kept, reduced, keptIndex, reducedIndex);
+    emitter.beginElement(full);
+    FailureOr<Value> x = emitter.at(operand, full);
+    SmallVector<Value> sideScalars;
+    for (auto [value, memref] : sides) {
+      FailureOr<Value> scalar = emitter.at(value, full);
+      if (failed(scalar))
+        status = failure();
+      else
+        sideScalars.push_back(*scalar);
+    }
+    if (failed(x) || failed(status)) {
+      status = failure();
+      return reducer.identity(b, loc);
+    }
+    auto storeSides = [&] {
+      for (auto [scalar, side] : llvm::zip(sideScalars, sides))
+        memref::StoreOp::create(b, loc, scalar, side.second, full);
+    };
+    if (!sideValid) {
+      storeSides();
+    } else if (!sides.empty()) {
+      auto branch = scf::IfOp::create(b, loc, sideValid, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&branch.getThenRegion().front());
+      storeSides();
+    }
+    return *x;
+  };
+  // Accumulates `operand` over reduced positions [first, count) by `step`
+  // for the kept position `keptIndex`.
+  auto accumulate = [&](ValueRange keptIndex, Value first, int64_t step) {
+    auto loop = scf::ForOp::create(
+        b, loc, first, im.c(reducedCount), im.c(step),
+        ValueRange{reducer.identity(b, loc)},
+        [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value x = valueAt(keptIndex, im.delinearize(r, reducedShape));
+          scf::YieldOp::create(lb, loc, reducer.combine(b, loc, carried[0], x));
+        });
+    return loop.getResult(0);
+  };
+  auto store = [&](Value total, ValueRange keptIndex) {
+    memref::StoreOp::create(b, loc, total, output,
+                            resultIndex(im, root, rank, kept, keptIndex));
+  };
+  auto ifThen = [&](Value condition, function_ref<void()> then) {
+    auto branch = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    then();
+  };
+  Value zero = im.c(0);
+
+  if (kind == Kind::Row && !blockPerRow) {
+    setLaunch(kernel, ceilDiv(keptCount, rowsPerBlock), block);
+    Value thread = im.threadId();
+    Value lane = im.rem(thread, kWarp);
+    Value row =
+        im.add(im.mul(im.blockId(), im.c(rowsPerBlock)), im.div(thread, kWarp));
+    ifThen(im.lt(row, im.c(keptCount)), [&] {
+      SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
+      Value total =
+          reducer.warpReduce(b, loc, accumulate(keptIndex, lane, kWarp));
+      ifThen(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero),
+          [&] { store(total, keptIndex); });
+    });
+  } else if (kind == Kind::Row) {
+    setLaunch(kernel, keptCount, block);
+    Value thread = im.threadId();
+    Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
+    Value row = im.blockId();
+    SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
+    Value partial =
+        reducer.warpReduce(b, loc, accumulate(keptIndex, thread, block));
+    Value shared = kernel.workgroup[0];
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero),
+           [&] { memref::StoreOp::create(b, loc, partial, shared, warp); });
+    gpu::BarrierOp::create(b, loc);
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero),
+           [&] {
+             Value mine = memref::LoadOp::create(b, loc, shared, lane);
+             Value total = reducer.warpReduce(b, loc, mine);
+             ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, zero),
+                    [&] { store(total, keptIndex); });
+           });
+  } else if (kind == Kind::Column) {
+    setLaunch(kernel, ceilDiv(keptCount, kWarp), block);
+    Value thread = im.threadId();
+    Value lane = im.rem(thread, kWarp), group = im.div(thread, kWarp);
+    Value column = im.add(im.mul(im.blockId(), im.c(kWarp)), lane);
+    Value inRange = im.lt(column, im.c(keptCount));
+    // Out-of-range lanes clamp to column 0 and contribute nothing: every
+    // thread must reach the barrier.
+    Value safeColumn =
+        arith::SelectOp::create(b, loc, inRange, column, im.c(0));
+    sideValid = inRange;
+    SmallVector<Value> keptIndex = im.delinearize(safeColumn, keptShape);
+    Value partial = accumulate(keptIndex, group, rowGroups);
+    Value shared = kernel.workgroup[0];
+    memref::StoreOp::create(b, loc, partial, shared, thread);
+    gpu::BarrierOp::create(b, loc);
+    ifThen(arith::AndIOp::create(b, loc, inRange,
+                                 arith::CmpIOp::create(b, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       group, zero)),
+           [&] {
+             // Combined in group order: a fixed order, so deterministic.
+             Value total = memref::LoadOp::create(b, loc, shared, lane);
+             for (int64_t g = 1; g < rowGroups; ++g)
+               total = reducer.combine(
+                   b, loc, total,
+                   memref::LoadOp::create(b, loc, shared,
+                                          im.add(lane, im.c(g * kWarp))));
+             store(total, keptIndex);
+           });
+  } else {
+    setLaunch(kernel, ceilDiv(keptCount, 256), 256);
+    Value position = im.globalId(256);
+    ifThen(im.lt(position, im.c(keptCount)), [&] {
+      SmallVector<Value> keptIndex = im.delinearize(position, keptShape);
+      store(accumulate(keptIndex, im.c(0), 1), keptIndex);
+    });
+  }
+  gpu::ReturnOp::create(b, loc);
+  if (failed(status)) {
+    kernel.function.erase();
+    return failure();
+  }
+  return kernel;
+}
+
+} // namespace genesis::cuda

@@ -1,0 +1,115 @@
+//===- Pipelines.cpp - The registered CPU and CUDA pipelines --------------===//
+//
+// Both pipelines share their front (the train step, step numbering,
+// canonicalisation and fusion) and differ where the targets do: the GPU
+// decomposes attention, cross-entropy's mean and the global norm into ops
+// its emitters run in parallel, may compute GEMMs in 16 bits, and merges
+// row fusions for its block-per-row emitter; the CPU splits multi-output
+// fusions of mixed shapes for its loop nests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Pipelines.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace genesis {
+namespace {
+
+/// [genesis-train-step,] genesis-step-number: the passes before any target
+/// choice.
+LogicalResult addTrainStep(OpPassManager &pm,
+                           const GenesisPipelineOptions &options,
+                           PipelineErrorHandler onError) {
+  if (!options.trainStep.empty()) {
+    std::unique_ptr<Pass> trainStep = createGenesisTrainStep();
+    if (failed(trainStep->initializeOptions(options.trainStep, onError)))
+      return onError("genesis pipeline: invalid train-step options '" +
+                     options.trainStep + "'");
+    pm.addPass(std::move(trainStep));
+  }
+  pm.addNestedPass<func::FuncOp>(createGenesisStepNumber());
+  return success();
+}
+
+void addFusion(OpPassManager &functionPm,
+               const GenesisPipelineOptions &options) {
+  functionPm.addPass(createCanonicalizerPass());
+  functionPm.addPass(createCSEPass());
+  functionPm.addPass(createGenesisFuse(GenesisFuseOptions{options.fuse}));
+}
+
+} // namespace
+
+LogicalResult buildGenesisCpuPipeline(OpPassManager &pm,
+                                      const GenesisPipelineOptions &options,
+                                      PipelineErrorHandler onError) {
+  if (!options.precision.empty())
+    return onError("genesis-cpu-pipeline: precision=" + options.precision +
+                   " needs the cuda target (the CPU kernels compute in f32 "
+                   "and f64)");
+  if (failed(addTrainStep(pm, options, onError)))
+    return failure();
+  OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  addFusion(functionPm, options);
+  functionPm.addPass(createGenesisSplitMixedShapeFusions());
+  pm.addPass(createGenesisLowerCpu());
+  return success();
+}
+
+LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
+                                       const GenesisPipelineOptions &options,
+                                       PipelineErrorHandler onError) {
+  if (!options.precision.empty() && options.precision != "bf16" &&
+      options.precision != "f16")
+    return onError("genesis-cuda-pipeline: precision must be bf16 or f16, "
+                   "got '" +
+                   options.precision + "'");
+  if (failed(addTrainStep(pm, options, onError)))
+    return failure();
+  OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  functionPm.addPass(createGenesisDecomposeAttention());
+  functionPm.addPass(createGenesisDecomposeCrossEntropy());
+  functionPm.addPass(createGenesisDecomposeGlobalNorm());
+  if (!options.precision.empty())
+    functionPm.addPass(
+        createGenesisAmp(GenesisAmpOptions{options.precision.getValue()}));
+  addFusion(functionPm, options);
+  if (options.fuse)
+    functionPm.addPass(createGenesisMergeRowFusions());
+  pm.addPass(createGenesisLowerCuda());
+  return success();
+}
+
+void registerGenesisPipelines() {
+  using Builder = LogicalResult (*)(
+      OpPassManager &, const GenesisPipelineOptions &, PipelineErrorHandler);
+  auto add = [](StringRef name, StringRef description, Builder build) {
+    registerPassPipeline(
+        name, description,
+        [build](OpPassManager &pm, StringRef text,
+                function_ref<LogicalResult(const Twine &)> onError) {
+          GenesisPipelineOptions options;
+          if (failed(options.parseFromString(text)))
+            return failure();
+          return build(pm, options, onError);
+        },
+        [](function_ref<void(const detail::PassOptions &)> describe) {
+          describe(GenesisPipelineOptions());
+        });
+  };
+  add("genesis-cpu-pipeline",
+      "The CPU pipeline of genesis-compile --target=cpu: fusion, loop "
+      "kernels",
+      buildGenesisCpuPipeline);
+  add("genesis-cuda-pipeline",
+      "The CUDA pipeline of genesis-compile --target=cuda: decompositions, "
+      "mixed precision, fusion, GPU kernels",
+      buildGenesisCudaPipeline);
+}
+
+} // namespace genesis
