@@ -1,4 +1,5 @@
-//===- Grad.cpp - Differentiating traces -----------------------------------===//
+//===- Grad.cpp - Differentiating traces
+//-----------------------------------===//
 
 #include "frontend/Grad.h"
 #include "dialect/Evaluator/Evaluator.h"

@@ -1,4 +1,5 @@
-//===- Ops.cpp - Frontend op builders --------------------------------------===//
+//===- Ops.cpp - Frontend op builders
+//--------------------------------------===//
 //
 // Each builder normalises PyTorch-style arguments (negative dims, implicit
 // broadcasting, scalars), then emits genesis ops through Trace::insert, which
@@ -107,8 +108,7 @@ void checkSameDType(Trace &trace, Site site, const Tensor &a, const Tensor &b,
                     const char *what) {
   if (a.dtype() != b.dtype())
     trace.fail(site, std::string(what) + ": dtypes differ (" + describe(a) +
-                         " vs " + describe(b) +
-                         "); cast one with .to() first");
+                         " vs " + describe(b) + "); cast one with .to() first");
 }
 
 /// The trace and values of a non-empty list of tensors of one trace.
@@ -151,8 +151,9 @@ template <typename OpT> Tensor unaryOp(const Tensor &x, Site site) {
 
 void checkFloat(const Tensor &x, Site site, const char *what) {
   if (!isFloatDType(x.dtype()))
-    x.trace().fail(site, std::string(what) + " needs a floating-point tensor, "
-                                             "got " +
+    x.trace().fail(site, std::string(what) +
+                             " needs a floating-point tensor, "
+                             "got " +
                              describe(x));
 }
 
@@ -206,16 +207,16 @@ Tensor Tensor::reshape(Shape shape, Site site) const {
     if (shape[i] == -1 && inferred < 0)
       inferred = static_cast<int64_t>(i);
     else if (shape[i] < 0)
-      tr.fail(site, "reshape: invalid target dimension " +
-                        std::to_string(shape[i]));
+      tr.fail(site,
+              "reshape: invalid target dimension " + std::to_string(shape[i]));
     else
       known *= shape[i];
   }
   if (inferred >= 0 && known != 0 && numel() % known == 0)
     shape[inferred] = numel() / known;
   if (HostArray::numelOf(shape) != numel() || (inferred >= 0 && known == 0))
-    tr.fail(site, "cannot reshape " + describe(*this) + " to " +
-                      shapeString(shape));
+    tr.fail(site,
+            "cannot reshape " + describe(*this) + " to " + shapeString(shape));
   if (shape == this->shape())
     return *this;
   return emitTyped<ReshapeOp>(tr, site, typeOf(*this).clone(shape), value_);
@@ -245,8 +246,8 @@ Tensor Tensor::t(Site site) const {
 
 Tensor Tensor::unsqueeze(int64_t d, Site site) const {
   Shape shape = this->shape();
-  int64_t at = normalizeDim(trace(), site, d < 0 ? d + dim() + 1 : d,
-                            dim() + 1);
+  int64_t at =
+      normalizeDim(trace(), site, d < 0 ? d + dim() + 1 : d, dim() + 1);
   shape.insert(shape.begin() + at, 1);
   return reshape(shape, site);
 }
@@ -287,8 +288,8 @@ Tensor Tensor::to(DType dtype, Site site) const {
   if (dtype == this->dtype())
     return *this;
   return emitTyped<CastOp>(
-      tr, site,
-      typeOf(*this).clone(elementTypeOf(&tr.context(), dtype)), value_);
+      tr, site, typeOf(*this).clone(elementTypeOf(&tr.context(), dtype)),
+      value_);
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step,
@@ -339,8 +340,8 @@ Tensor constant(Trace &trace, const HostArray &data, Site site) {
     value = DenseElementsAttr::get(type, bits);
   } else {
     value = DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(static_cast<const char *>(data.data()),
-                             data.nbytes()));
+        type,
+        ArrayRef<char>(static_cast<const char *>(data.data()), data.nbytes()));
   }
   return emit<ConstantOp>(trace, site, cast<ElementsAttr>(value));
 }
@@ -360,8 +361,8 @@ Tensor full(Trace &trace, Shape shape, double value, DType dtype, Site site) {
   else
     scalar = trace.builder().getIntegerAttr(
         element, dtype == DType::I1 ? value != 0 : static_cast<int64_t>(value));
-  return emit<ConstantOp>(trace, site,
-                          cast<ElementsAttr>(DenseElementsAttr::get(type, scalar)));
+  return emit<ConstantOp>(
+      trace, site, cast<ElementsAttr>(DenseElementsAttr::get(type, scalar)));
 }
 
 Tensor zeros(Trace &trace, Shape shape, DType dtype, Site site) {
@@ -375,7 +376,8 @@ Tensor ones(Trace &trace, Shape shape, DType dtype, Site site) {
 Tensor arange(Trace &trace, int64_t n, DType dtype, Site site) {
   if (n < 0)
     trace.fail(site, "arange: negative length " + std::to_string(n));
-  auto type = RankedTensorType::get({n}, elementTypeOf(&trace.context(), dtype));
+  auto type =
+      RankedTensorType::get({n}, elementTypeOf(&trace.context(), dtype));
   return emitTyped<IotaOp>(trace, site, type, uint64_t{0});
 }
 
@@ -422,10 +424,18 @@ Tensor clamp(const Tensor &x, std::optional<double> min,
   return y;
 }
 
-Tensor operator+(TensorAt a, const Tensor &b) { return add(a.tensor, b, a.site); }
-Tensor operator-(TensorAt a, const Tensor &b) { return sub(a.tensor, b, a.site); }
-Tensor operator*(TensorAt a, const Tensor &b) { return mul(a.tensor, b, a.site); }
-Tensor operator/(TensorAt a, const Tensor &b) { return div(a.tensor, b, a.site); }
+Tensor operator+(TensorAt a, const Tensor &b) {
+  return add(a.tensor, b, a.site);
+}
+Tensor operator-(TensorAt a, const Tensor &b) {
+  return sub(a.tensor, b, a.site);
+}
+Tensor operator*(TensorAt a, const Tensor &b) {
+  return mul(a.tensor, b, a.site);
+}
+Tensor operator/(TensorAt a, const Tensor &b) {
+  return div(a.tensor, b, a.site);
+}
 Tensor operator+(TensorAt a, double b) {
   return add(a.tensor, full_like(a.tensor, b, a.site), a.site);
 }
@@ -460,7 +470,9 @@ Tensor log(const Tensor &x, Site site) { return unaryOp<LogOp>(x, site); }
 Tensor sqrt(const Tensor &x, Site site) { return unaryOp<SqrtOp>(x, site); }
 Tensor rsqrt(const Tensor &x, Site site) { return unaryOp<RsqrtOp>(x, site); }
 Tensor tanh(const Tensor &x, Site site) { return unaryOp<TanhOp>(x, site); }
-Tensor sigmoid(const Tensor &x, Site site) { return unaryOp<SigmoidOp>(x, site); }
+Tensor sigmoid(const Tensor &x, Site site) {
+  return unaryOp<SigmoidOp>(x, site);
+}
 Tensor relu(const Tensor &x, Site site) { return unaryOp<ReluOp>(x, site); }
 Tensor silu(const Tensor &x, Site site) { return unaryOp<SiluOp>(x, site); }
 Tensor sin(const Tensor &x, Site site) { return unaryOp<SinOp>(x, site); }
@@ -505,7 +517,9 @@ Tensor logical_and(const Tensor &a, const Tensor &b, Site site) {
 Tensor logical_or(const Tensor &a, const Tensor &b, Site site) {
   return broadcastBinary<OrOp>(a, b, site, "logical_or");
 }
-Tensor logical_not(const Tensor &x, Site site) { return unaryOp<NotOp>(x, site); }
+Tensor logical_not(const Tensor &x, Site site) {
+  return unaryOp<NotOp>(x, site);
+}
 
 Tensor isnan(const Tensor &x, Site site) { return ne(x, x, site); }
 
@@ -539,8 +553,8 @@ Tensor broadcast_to(const Tensor &x, const Shape &shape, Site site) {
   for (size_t i = 0; valid && i < from.size(); ++i)
     valid = from[i] == 1 || from[i] == shape[offset + i];
   if (!valid)
-    trace.fail(site, "cannot broadcast " + describe(x) + " to " +
-                         shapeString(shape));
+    trace.fail(site,
+               "cannot broadcast " + describe(x) + " to " + shapeString(shape));
   Shape dims(from.size());
   std::iota(dims.begin(), dims.end(), static_cast<int64_t>(offset));
   return emitTyped<BroadcastInDimOp>(trace, site, typeOf(x).clone(shape),
@@ -570,7 +584,8 @@ std::vector<Tensor> split(const Tensor &x, int64_t size, int64_t dim,
   int64_t length = x.shape()[normalizeDim(trace, site, dim, x.dim())];
   std::vector<Tensor> pieces;
   for (int64_t start = 0; start < length; start += size)
-    pieces.push_back(x.slice(dim, start, std::min(start + size, length), 1, site));
+    pieces.push_back(
+        x.slice(dim, start, std::min(start + size, length), 1, site));
   return pieces;
 }
 
@@ -668,8 +683,7 @@ Tensor logsumexp(const Tensor &x, std::vector<int64_t> dims, bool keepdim,
   Tensor max = amax(x, dims, /*keepdim=*/true, site);
   // An infinite maximum would give inf - inf = NaN; shift by 0 instead, as
   // torch.logsumexp does, so all -inf rows give -inf.
-  Tensor infinite =
-      eq(abs(max, site), full_like(max, INFINITY, site), site);
+  Tensor infinite = eq(abs(max, site), full_like(max, INFINITY, site), site);
   Tensor shift = where(infinite, full_like(max, 0.0, site), max, site);
   Tensor total = sum(exp(sub(x, shift, site), site), dims, true, site);
   Tensor result = add(log(total, site), shift, site);
@@ -700,8 +714,8 @@ Tensor global_norm(const std::vector<Tensor> &tensors, Site site) {
 }
 
 /// rows-of-x @ w (or w^T): an N-D by 2-D product as one flattened GEMM.
-static Tensor rowsTimesMatrix(const Tensor &x, const Tensor &w,
-                              bool transposeW, Site site) {
+static Tensor rowsTimesMatrix(const Tensor &x, const Tensor &w, bool transposeW,
+                              Site site) {
   Trace &trace = traceOf({&x, &w}, site);
   Shape shape = x.shape();
   int64_t k = shape.back();
@@ -725,8 +739,8 @@ Tensor matmul(const Tensor &a, const Tensor &b, Site site) {
   if (b.dim() == 1)
     return matmul(a, b.unsqueeze(-1, site), site).squeeze(-1, site);
   if (a.shape().back() != b.shape()[b.dim() - 2])
-    trace.fail(site, "matmul: inner dimensions differ (" + describe(a) +
-                         " @ " + describe(b) + ")");
+    trace.fail(site, "matmul: inner dimensions differ (" + describe(a) + " @ " +
+                         describe(b) + ")");
   if (b.dim() == 2)
     return rowsTimesMatrix(a, b, /*transposeW=*/false, site);
   // Batched: broadcast the batch dimensions of both operands.
@@ -742,16 +756,15 @@ Tensor matmul(const Tensor &a, const Tensor &b, Site site) {
     shape.push_back(t.shape().back());
     return broadcast_to(t, shape, site);
   };
-  return emit<MatmulOp>(trace, site, withBatch(a).value(),
-                        withBatch(b).value(), false, false);
+  return emit<MatmulOp>(trace, site, withBatch(a).value(), withBatch(b).value(),
+                        false, false);
 }
 
 Tensor linear(const Tensor &x, const Tensor &weight,
               const std::optional<Tensor> &bias, Site site) {
   Trace &trace = traceOf({&x, &weight}, site);
   checkSameDType(trace, site, x, weight, "linear");
-  if (weight.dim() != 2 || x.dim() < 1 ||
-      x.shape().back() != weight.shape()[1])
+  if (weight.dim() != 2 || x.dim() < 1 || x.shape().back() != weight.shape()[1])
     trace.fail(site, "linear: input " + describe(x) +
                          " does not match weight " + describe(weight) +
                          " ([out_features, in_features])");
@@ -829,8 +842,7 @@ std::pair<Tensor, Tensor> rope_tables(const Tensor &positions, int64_t head_dim,
   Tensor exponents =
       div(mul(arange(trace, half, DType::F32, site), filled(2.0), site),
           filled(static_cast<double>(head_dim)), site);
-  Tensor inverse =
-      div(filled(1.0), pow(filled(theta), exponents, site), site);
+  Tensor inverse = div(filled(1.0), pow(filled(theta), exponents, site), site);
   Tensor freqs = mul(positions.to(DType::F32, site).unsqueeze(1, site),
                      inverse.unsqueeze(0, site), site);
   Tensor angles = cat({freqs, freqs}, -1, site);
@@ -846,14 +858,13 @@ Tensor apply_rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
 Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
                                     const Tensor &v,
                                     const std::optional<Tensor> &mask,
-                                    bool is_causal,
-                                    std::optional<double> scale, Site site) {
+                                    bool is_causal, std::optional<double> scale,
+                                    Site site) {
   Trace &trace = traceOf({&q, &k, &v}, site);
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
     trace.fail(site, "scaled_dot_product_attention expects [B, H, S, D] "
                      "tensors, got " +
-                         describe(q) + ", " + describe(k) + ", " +
-                         describe(v));
+                         describe(q) + ", " + describe(k) + ", " + describe(v));
   double s = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   Value maskValue;
   if (mask) {
@@ -866,10 +877,9 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
                              {q.size(0), q.size(1), q.size(2), k.size(2)}, site)
                     .value();
   }
-  return emit<AttentionOp>(trace, site, q.value(), k.value(), v.value(),
-                           maskValue,
-                           is_causal ? trace.builder().getUnitAttr() : UnitAttr(),
-                           f64(trace, s));
+  return emit<AttentionOp>(
+      trace, site, q.value(), k.value(), v.value(), maskValue,
+      is_causal ? trace.builder().getUnitAttr() : UnitAttr(), f64(trace, s));
 }
 
 //===----------------------------------------------------------------------===//
@@ -887,11 +897,10 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &target,
   LossReduction kind = reduction == Reduction::None  ? LossReduction::none
                        : reduction == Reduction::Sum ? LossReduction::sum
                                                      : LossReduction::mean;
-  return emit<CrossEntropyOp>(
-      trace, site, logits.value(), target.value(),
-      trace.builder().getI64IntegerAttr(ignore_index),
-      f64(trace, label_smoothing),
-      LossReductionAttr::get(&trace.context(), kind));
+  return emit<CrossEntropyOp>(trace, site, logits.value(), target.value(),
+                              trace.builder().getI64IntegerAttr(ignore_index),
+                              f64(trace, label_smoothing),
+                              LossReductionAttr::get(&trace.context(), kind));
 }
 
 Tensor mse_loss(const Tensor &input, const Tensor &target, Reduction reduction,
@@ -921,9 +930,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor &input,
                                         Reduction reduction, Site site) {
   // max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|.
   Tensor positive = relu(input, site);
-  Tensor softplus = log(1.0 + TensorAt(exp(neg(abs(input, site), site), site),
-                                       site),
-                        site);
+  Tensor softplus =
+      log(1.0 + TensorAt(exp(neg(abs(input, site), site), site), site), site);
   Tensor loss =
       add(sub(positive, mul(input, target, site), site), softplus, site);
   return reduceTo(loss, reduction, site);

@@ -55,10 +55,11 @@ std::string name(func::FuncOp function, unsigned i) {
 }
 } // namespace
 
-TrainStep compile_train_step(nn::Module &model, const LossFn &loss,
-                             const Optimizer &optimizer,
-                             const std::map<std::string, HostArray> &example_batch,
-                             const TrainStepOptions &options) {
+TrainStep
+compile_train_step(nn::Module &model, const LossFn &loss,
+                   const Optimizer &optimizer,
+                   const std::map<std::string, HostArray> &example_batch,
+                   const TrainStepOptions &options) {
   TrainStep result;
   result.trace_ = std::make_unique<Trace>("loss");
   Trace &trace = *result.trace_;
@@ -108,7 +109,8 @@ double TrainStep::step(const std::map<std::string, HostArray> &batch,
     } else if (kind == "buffer") {
       arguments.push_back(buffers_.at(argName)->data());
     } else if (kind == "rng_seed") {
-      arguments.push_back(HostArray::fromValues<int64_t>(DType::I64, {}, {steps_}));
+      arguments.push_back(
+          HostArray::fromValues<int64_t>(DType::I64, {}, {steps_}));
     } else if (kind == "lr") {
       arguments.push_back(HostArray::fromValues<double>(
           DType::F32, {}, {lr < 0 ? defaultLr_ : lr}));
@@ -118,7 +120,8 @@ double TrainStep::step(const std::map<std::string, HostArray> &batch,
     } else {
       auto it = batch.find(argName);
       if (it == batch.end())
-        throw Error("TrainStep::step: the batch has no input '" + argName + "'");
+        throw Error("TrainStep::step: the batch has no input '" + argName +
+                    "'");
       arguments.push_back(it->second);
     }
   }
@@ -150,7 +153,8 @@ void TrainStep::load_state_dict(const NamedArrays &state) {
                   " is '" + state[i].first + "' " +
                   state[i].second.typeString() + ", expected '" +
                   state_[i].first + "' " + state_[i].second.typeString());
-  if (state.back().first != "step" || state.back().second.dtype() != DType::I64 ||
+  if (state.back().first != "step" ||
+      state.back().second.dtype() != DType::I64 ||
       state.back().second.numel() != 1)
     throw Error("optimizer load_state_dict: the last entry must be the i64 "
                 "'step'");

@@ -1,4 +1,5 @@
-//===- Optim.h - Optimizers, schedules and the compiled train step -*- C++ -*-===//
+//===- Optim.h - Optimizers, schedules and the compiled train step -*- C++
+//-*-===//
 //
 // torch.optim in the Genesis frontend. An optimizer here is a description;
 // compile_train_step traces the user's loss, runs genesis-autodiff and
@@ -112,10 +113,11 @@ private:
 /// batch), differentiates it with respect to `model`'s parameters and builds
 /// the train step for `optimizer` (PyTorch semantics). The model is traced in
 /// its current train()/eval() mode.
-TrainStep compile_train_step(nn::Module &model, const LossFn &loss,
-                             const Optimizer &optimizer,
-                             const std::map<std::string, HostArray> &example_batch,
-                             const TrainStepOptions &options = {});
+TrainStep
+compile_train_step(nn::Module &model, const LossFn &loss,
+                   const Optimizer &optimizer,
+                   const std::map<std::string, HostArray> &example_batch,
+                   const TrainStepOptions &options = {});
 
 } // namespace genesis::optim
 

@@ -293,8 +293,7 @@ Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,
 Tensor cross_entropy(const Tensor &logits, const Tensor &target,
                      int64_t ignore_index = -100,
                      Reduction reduction = Reduction::Mean,
-                     double label_smoothing = 0.0,
-                     Site site = Site::current());
+                     double label_smoothing = 0.0, Site site = Site::current());
 Tensor mse_loss(const Tensor &input, const Tensor &target,
                 Reduction reduction = Reduction::Mean,
                 Site site = Site::current());

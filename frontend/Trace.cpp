@@ -52,7 +52,8 @@ void Trace::fail(Site site, const std::string &message) {
 void Trace::checkOpen(Site site) const {
   if (finished_)
     throw Error(std::string(site.file) + ":" + std::to_string(site.line) +
-                ": the trace of @" + func::FuncOp(function_).getSymName().str() +
+                ": the trace of @" +
+                func::FuncOp(function_).getSymName().str() +
                 " is finished; no more ops can be added");
 }
 
@@ -60,9 +61,9 @@ Operation *Trace::insert(OperationState &state) {
   DiagnosticCapture capture(&context());
   Operation *op = builder_.create(state);
   auto invalid = [&](const char *what) {
-    std::string message = capture.firstError(
-        describeLocation(op->getLoc()) + ": '" +
-        op->getName().getStringRef().str() + "' op " + what);
+    std::string message =
+        capture.firstError(describeLocation(op->getLoc()) + ": '" +
+                           op->getName().getStringRef().str() + "' op " + what);
     op->erase();
     throw Error(message);
   };
@@ -188,8 +189,8 @@ Trace::arguments(const std::map<std::string, HostArray> &inputs) const {
         function.getArgAttrOfType<StringAttr>(i, "genesis.name").str();
     auto it = inputs.find(name);
     if (it == inputs.end())
-      throw Error("@" + function.getSymName().str() + " needs input '" +
-                  name + "'");
+      throw Error("@" + function.getSymName().str() + " needs input '" + name +
+                  "'");
     arguments.push_back(it->second);
   }
   return arguments;

@@ -379,7 +379,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
     becomes a `gpu.container_module`), taking the op's inputs and then its
     results as memrefs (one bare device pointer each once lowered), and
     records on the op `genesis.kernel = @...` and `genesis.launch =
-    array<i64: grid, block, shared_bytes>` (1-D grids and blocks). The op
+    #genesis.launch<grid = [x, y, z], block = [x, y, z], shared = bytes>`
+    (the dialect verifies both; today's emitters use 1-D grids and blocks).
+    The op
     stays in place for the plan. Tensors of 2^31 or more elements are
     refused: kernels index with 32 bits.
 
@@ -407,19 +409,12 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       32) warps, partial results combined in a fixed order through shared
       memory, so the result is deterministic.
     - Other reductions: a thread per kept element.
-    - Row fusions (XLA's reduction epilogue fusion, generalised to chains;
-      done here because it is a GPU kernel shape). First, fusions merge
-      pairwise, producer into consumer, while the merged body has f32 sums
-      or maxima over the last dimension of one row shape [rows..., C] only,
-      every value computed from a reduction reaches the row only through
-      elementwise ops and broadcasts along the last dimension, every result
-      is a full row or per row, and the merge drops at least one of the
-      producer's results (all its users were in the consumer); the merged
-      fusion takes the producer's place (so the consumer's other inputs
-      must precede it) and yields the producer's results still used
-      elsewhere, then the consumer's. softmax's backward y * (g -
-      rowsum(g * y)), and layer_norm's and rms_norm's (two to four chained
-      sums) each become one fusion. Its kernel is a block per row like the
+    - Row fusions (passes/Analysis/RowFusion.h: f32 sums or maxima over
+      the last dimension of one row shape [rows..., C], values computed from
+      a reduction reaching the row only through per-row broadcasts), which
+      genesis-merge-row-fusions builds from chains such as softmax's,
+      layer_norm's and rms_norm's backward (two to four chained
+      sums). Its kernel is a block per row like the
       row emitter's: each thread computes the reductions' operands at its
       columns in body order, keeping every scalar in registers, each
       reduction a block reduction (its own shared slots; sums in f64, so a

@@ -98,7 +98,7 @@ void registerGenesisPipelines() {
             return failure();
           return build(pm, options, onError);
         },
-        [](function_ref<void(const detail::PassOptions &)> describe) {
+        [](function_ref<void(const mlir::detail::PassOptions &)> describe) {
           describe(GenesisPipelineOptions());
         });
   };

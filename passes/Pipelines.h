@@ -1,11 +1,12 @@
 //===- Pipelines.h - The registered CPU and CUDA pipelines ------*- C++ -*-===//
 //
 // The one place where the compiler's pass pipelines are built. compilePlan
-// (genesis-compile, gpt2-plan, lm-compile, genesis-generate, mlp-train and
-// genesis::compile) lowers through these builders, and genesis-opt runs the
+// (genesis-compile, gpt2-plan, lm-compile, lm-train, genesis-generate,
+// mlp-fashion-mnist) lowers through these builders, and genesis-opt runs the
 // same pipelines by name (--genesis-cpu-pipeline, --genesis-cuda-pipeline),
 // so what a user compiles can be replayed, timed (--mlir-timing) and printed
-// pass by pass (--mlir-print-ir-after-all).
+// pass by pass (--mlir-print-ir-after-all), in genesis-opt and in
+// genesis-compile alike.
 //
 //===----------------------------------------------------------------------===//
 

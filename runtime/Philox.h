@@ -21,14 +21,16 @@ namespace genesis {
 inline std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter) {
   constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  uint32_t k0 = static_cast<uint32_t>(key),
+           k1 = static_cast<uint32_t>(key >> 32);
   std::array<uint32_t, 4> c = {static_cast<uint32_t>(counter),
                                static_cast<uint32_t>(counter >> 32), 0u, 0u};
   for (int round = 0; round < 10; ++round) {
     uint64_t p0 = static_cast<uint64_t>(kMul0) * c[0];
     uint64_t p1 = static_cast<uint64_t>(kMul1) * c[2];
     c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1),
-         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(p0)};
+         static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1,
+         static_cast<uint32_t>(p0)};
     k0 += kWeyl0;
     k1 += kWeyl1;
   }

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   dataset-fashion-mnist
   gnuplot-nox  # the training programs' PNG plots
   clang-14 libclang-rt-14-dev  # libFuzzer targets of the plan and checkpoint readers
+  clang-format clang-tidy  # scripts/lint.sh: style check (in the test suite) and MLIR's lint checks
   python3-numpy  # the evaluator's numpy cross-check runs under lit's /usr/bin/python3
 )
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine: installs what is missing,
-# builds, runs every GoogleTest and lit test, and prints the wall time.
+# checks the C++ formatting (scripts/lint.sh), builds with -Wall -Wextra
+# -Werror, runs every GoogleTest and lit test, and prints the wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 ./scripts/install-deps.sh
+./scripts/lint.sh
 ./scripts/build.sh
 built=$(date +%s)
 ctest --test-dir build --output-on-failure -j"$(nproc)"

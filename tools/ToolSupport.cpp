@@ -36,7 +36,8 @@ func::FuncOp lookupFunction(ModuleOp module, const std::string &name) {
   for (auto function : module.getOps<func::FuncOp>()) {
     if (name.empty() || function.getSymName() == name)
       return function;
-    available += (available.empty() ? "@" : ", @") + function.getSymName().str();
+    available +=
+        (available.empty() ? "@" : ", @") + function.getSymName().str();
   }
   if (name.empty())
     throw Error("the module has no function");

@@ -140,7 +140,9 @@ struct AxisView {
   }
 };
 
-double geluErf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluErf(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
 
 double geluTanh(double x) {
   const double c = std::sqrt(2.0 / M_PI);
@@ -291,32 +293,44 @@ private:
     return llvm::TypeSwitch<Operation *, HostArray>(op)
         // Elementwise unary.
         .Case([&](NegOp o) {
-          return unary(o, [](double x) { return -x; },
-                       [](Int x) { return wrapSub(0, x); });
+          return unary(
+              o, [](double x) { return -x; },
+              [](Int x) { return wrapSub(0, x); });
         })
         .Case([&](AbsOp o) {
-          return unary(o, [](double x) { return std::fabs(x); },
-                       [](Int x) { return x < 0 ? wrapSub(0, x) : x; });
+          return unary(
+              o, [](double x) { return std::fabs(x); },
+              [](Int x) { return x < 0 ? wrapSub(0, x) : x; });
         })
         .Case([&](SignOp o) {
           return unary(
               o,
               [](double x) {
-                return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0));
+                return std::isnan(x) ? x
+                                     : static_cast<double>((x > 0) - (x < 0));
               },
               [](Int x) { return static_cast<Int>((x > 0) - (x < 0)); });
         })
         .Case([&](ReluOp o) {
-          return unary(o, [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; },
-                       [](Int x) { return x > 0 ? x : 0; });
+          return unary(
+              o, [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; },
+              [](Int x) { return x > 0 ? x : 0; });
         })
-        .Case([&](ExpOp o) { return unaryFloat(o, [](double x) { return std::exp(x); }); })
-        .Case([&](LogOp o) { return unaryFloat(o, [](double x) { return std::log(x); }); })
-        .Case([&](SqrtOp o) { return unaryFloat(o, [](double x) { return std::sqrt(x); }); })
+        .Case([&](ExpOp o) {
+          return unaryFloat(o, [](double x) { return std::exp(x); });
+        })
+        .Case([&](LogOp o) {
+          return unaryFloat(o, [](double x) { return std::log(x); });
+        })
+        .Case([&](SqrtOp o) {
+          return unaryFloat(o, [](double x) { return std::sqrt(x); });
+        })
         .Case([&](RsqrtOp o) {
           return unaryFloat(o, [](double x) { return 1.0 / std::sqrt(x); });
         })
-        .Case([&](TanhOp o) { return unaryFloat(o, [](double x) { return std::tanh(x); }); })
+        .Case([&](TanhOp o) {
+          return unaryFloat(o, [](double x) { return std::tanh(x); });
+        })
         .Case([&](SigmoidOp o) { return unaryFloat(o, sigmoid); })
         .Case([&](SiluOp o) {
           return unaryFloat(o, [](double x) { return x * sigmoid(x); });
@@ -326,36 +340,48 @@ private:
                      ? unaryFloat(o, geluTanh)
                      : unaryFloat(o, geluErf);
         })
-        .Case([&](SinOp o) { return unaryFloat(o, [](double x) { return std::sin(x); }); })
-        .Case([&](CosOp o) { return unaryFloat(o, [](double x) { return std::cos(x); }); })
-        .Case([&](ErfOp o) { return unaryFloat(o, [](double x) { return std::erf(x); }); })
+        .Case([&](SinOp o) {
+          return unaryFloat(o, [](double x) { return std::sin(x); });
+        })
+        .Case([&](CosOp o) {
+          return unaryFloat(o, [](double x) { return std::cos(x); });
+        })
+        .Case([&](ErfOp o) {
+          return unaryFloat(o, [](double x) { return std::erf(x); });
+        })
         .Case([&](StopGradientOp o) { return get(o.getOperand()); })
         .Case([&](NotOp o) {
-          return unary(o, [](double x) { return x; }, [](Int x) { return Int(!x); });
+          return unary(
+              o, [](double x) { return x; }, [](Int x) { return Int(!x); });
         })
         // Elementwise binary.
         .Case([&](AddOp o) {
-          return binary(o, [](double a, double b) { return a + b; }, wrapAdd);
+          return binary(
+              o, [](double a, double b) { return a + b; }, wrapAdd);
         })
         .Case([&](SubOp o) {
-          return binary(o, [](double a, double b) { return a - b; }, wrapSub);
+          return binary(
+              o, [](double a, double b) { return a - b; }, wrapSub);
         })
         .Case([&](MulOp o) {
-          return binary(o, [](double a, double b) { return a * b; }, wrapMul);
+          return binary(
+              o, [](double a, double b) { return a * b; }, wrapMul);
         })
         .Case([&](DivOp o) {
-          return binary(o, [](double a, double b) { return a / b; },
-                        [&](Int a, Int b) -> Int {
-                          if (b == 0)
-                            fail(o, "integer division by zero");
-                          if (b == -1)
-                            return wrapSub(0, a);
-                          return a / b;
-                        });
+          return binary(
+              o, [](double a, double b) { return a / b; },
+              [&](Int a, Int b) -> Int {
+                if (b == 0)
+                  fail(o, "integer division by zero");
+                if (b == -1)
+                  return wrapSub(0, a);
+                return a / b;
+              });
         })
         .Case([&](PowOp o) {
-          return binary(o, [](double a, double b) { return std::pow(a, b); },
-                        [](Int a, Int) { return a; });
+          return binary(
+              o, [](double a, double b) { return std::pow(a, b); },
+              [](Int a, Int) { return a; });
         })
         .Case([&](MaxOp o) {
           return binary(o, nanMax, [](Int a, Int b) { return std::max(a, b); });
@@ -364,12 +390,14 @@ private:
           return binary(o, nanMin, [](Int a, Int b) { return std::min(a, b); });
         })
         .Case([&](AndOp o) {
-          return binary(o, [](double a, double b) { return a * b; },
-                        [](Int a, Int b) { return Int(a && b); });
+          return binary(
+              o, [](double a, double b) { return a * b; },
+              [](Int a, Int b) { return Int(a && b); });
         })
         .Case([&](OrOp o) {
-          return binary(o, [](double a, double b) { return a + b; },
-                        [](Int a, Int b) { return Int(a || b); });
+          return binary(
+              o, [](double a, double b) { return a + b; },
+              [](Int a, Int b) { return Int(a || b); });
         })
         .Case([&](CompareOp o) { return compare(o); })
         .Case([&](SelectOp o) {
@@ -409,7 +437,8 @@ private:
         .Case([&](ScatterAddOp o) { return scatterAdd(o); })
         // Reductions.
         .Case([&](ReduceSumOp o) {
-          return reduce(o, o.getDims(), 0.0, [](double a, double b) { return a + b; });
+          return reduce(o, o.getDims(), 0.0,
+                        [](double a, double b) { return a + b; });
         })
         .Case([&](ReduceMaxOp o) {
           return reduce(o, o.getDims(), -INFINITY, nanMax);
@@ -423,8 +452,11 @@ private:
           return matmul(o, get(o.getLhs()), get(o.getRhs()),
                         o.getTransposeLhs(), o.getTransposeRhs(), 1.0);
         })
-        .Case([&](SoftmaxOp o) { return softmax(o, o.getDim(), /*log=*/false); })
-        .Case([&](LogSoftmaxOp o) { return softmax(o, o.getDim(), /*log=*/true); })
+        .Case(
+            [&](SoftmaxOp o) { return softmax(o, o.getDim(), /*log=*/false); })
+        .Case([&](LogSoftmaxOp o) {
+          return softmax(o, o.getDim(), /*log=*/true);
+        })
         .Case([&](LayerNormOp o) {
           return normalize(o, o.getWeight(), o.getBias(),
                            o.getEpsilon().convertToDouble(), /*rms=*/false);
@@ -632,7 +664,8 @@ private:
 
   HostArray scatterAdd(ScatterAddOp o) {
     HostArray out = get(o.getOperand());
-    const HostArray &indices = get(o.getIndices()), &updates = get(o.getUpdates());
+    const HostArray &indices = get(o.getIndices()),
+                    &updates = get(o.getUpdates());
     AxisView view(out.shape(), o.getAxis());
     int64_t count = indices.numel();
     // Float sums accumulate in double and are rounded once at the end, so
@@ -644,12 +677,13 @@ private:
       for (int64_t p = 0; p < count; ++p) {
         int64_t row = indexAt(o, indices, p, view.size);
         for (int64_t b = 0; b < view.inner; ++b) {
-          int64_t to = view.at(a, row, b), from = (a * count + p) * view.inner + b;
+          int64_t to = view.at(a, row, b),
+                  from = (a * count + p) * view.inner + b;
           if (isFloat(out))
             acc[to] += updates.getDouble(from);
           else
-            out.setInt(to, wrapTo(out.dtype(),
-                                  wrapAdd(out.getInt(to), updates.getInt(from))));
+            out.setInt(to, wrapTo(out.dtype(), wrapAdd(out.getInt(to),
+                                                       updates.getInt(from))));
         }
       }
     for (size_t i = 0; i < acc.size(); ++i)
@@ -737,8 +771,8 @@ private:
 
   HostArray matmul(Operation *op, const HostArray &lhs, const HostArray &rhs,
                    bool transposeLhs, bool transposeRhs, double alpha) {
-    return fromDoubles(op, matmulDoubles(op, lhs, rhs, transposeLhs,
-                                         transposeRhs, alpha));
+    return fromDoubles(
+        op, matmulDoubles(op, lhs, rhs, transposeLhs, transposeRhs, alpha));
   }
 
   /// The result of `op` holding `values`, each rounded once.
@@ -755,16 +789,18 @@ private:
                                     bool transposeRhs, double alpha) {
     Shape outShape = shapeOf(op->getResult(0).getType());
     std::vector<double> out(HostArray::numelOf(outShape), 0.0);
-    const Shape &a = lhs.shape(), &b = rhs.shape();
+    const Shape &a = lhs.shape();
     size_t rank = a.size();
     int64_t m = outShape[rank - 2], n = outShape[rank - 1];
     int64_t k = transposeLhs ? a[rank - 2] : a[rank - 1];
-    int64_t batches = static_cast<int64_t>(out.size()) / std::max<int64_t>(1, m * n);
+    int64_t batches =
+        static_cast<int64_t>(out.size()) / std::max<int64_t>(1, m * n);
     if (m * n == 0)
       return out;
     std::vector<double> x = toDoubles(lhs), y = toDoubles(rhs), row(n);
     for (int64_t batch = 0; batch < batches; ++batch) {
-      const double *xb = x.data() + batch * m * k, *yb = y.data() + batch * k * n;
+      const double *xb = x.data() + batch * m * k,
+                   *yb = y.data() + batch * k * n;
       for (int64_t i = 0; i < m; ++i) {
         std::fill(row.begin(), row.end(), 0.0);
         for (int64_t p = 0; p < k; ++p) {
@@ -792,8 +828,8 @@ private:
           sum += std::exp(x.getDouble(view.at(a, k, b)) - max);
         for (int64_t k = 0; k < view.size; ++k) {
           double shifted = x.getDouble(view.at(a, k, b)) - max;
-          out.setDouble(view.at(a, k, b),
-                        log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+          out.setDouble(view.at(a, k, b), log ? shifted - std::log(sum)
+                                              : std::exp(shifted) / sum);
         }
       }
     return out;
@@ -837,7 +873,8 @@ private:
     int64_t table = cos.numel();
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t d = i % dim, t = i % table;
-      double rotated = d < half ? -x.getDouble(i + half) : x.getDouble(i - half);
+      double rotated =
+          d < half ? -x.getDouble(i + half) : x.getDouble(i - half);
       out.setDouble(i, x.getDouble(i) * cos.getDouble(t) +
                            rotated * sin.getDouble(t));
     }
@@ -960,11 +997,11 @@ private:
       int64_t label = labels.getInt(r);
       if (label == ignore)
         continue;
-      double weight = o.getReduction() == LossReduction::none
-                          ? lossGrad.getDouble(r)
-                      : o.getReduction() == LossReduction::sum
-                          ? lossGrad.getDouble(0)
-                          : lossGrad.getDouble(0) / static_cast<double>(counted);
+      double weight =
+          o.getReduction() == LossReduction::none ? lossGrad.getDouble(r)
+          : o.getReduction() == LossReduction::sum
+              ? lossGrad.getDouble(0)
+              : lossGrad.getDouble(0) / static_cast<double>(counted);
       double max = -INFINITY, sum = 0;
       for (int64_t c = 0; c < classes; ++c)
         max = std::max(max, logits.getDouble(r * classes + c));
@@ -991,7 +1028,8 @@ private:
                         g = toDoubles(ga), mask;
     if (o.getMask())
       mask = toDoubles(get(o.getMask()));
-    std::vector<double> dq(q.size(), 0.0), dk(k.size(), 0.0), dvs(v.size(), 0.0);
+    std::vector<double> dq(q.size(), 0.0), dk(k.size(), 0.0),
+        dvs(v.size(), 0.0);
     std::vector<double> p(t), dp(t), outRow(dv);
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h) {
@@ -1062,9 +1100,9 @@ private:
   HostArray libraryCall(LibraryCallOp o) {
     // The epilogue applies to the unrounded GEMM result; only the final
     // value is rounded to the result dtype.
-    std::vector<double> gemm = matmulDoubles(
-        o, get(o.getLhs()), get(o.getRhs()), o.getTransposeLhs(),
-        o.getTransposeRhs(), o.getAlpha().convertToDouble());
+    std::vector<double> gemm =
+        matmulDoubles(o, get(o.getLhs()), get(o.getRhs()), o.getTransposeLhs(),
+                      o.getTransposeRhs(), o.getAlpha().convertToDouble());
     HostArray out = resultArray(o);
     GemmEpilogue epilogue = o.getEpilogue();
     int64_t n = out.shape().back();
@@ -1104,8 +1142,8 @@ private:
     HostArray newParam = resultArray(o, 0), newBuffer = resultArray(o, 1);
     for (int64_t i = 0; i < param.numel(); ++i) {
       double g = grad.getDouble(i) + decay * param.getDouble(i);
-      double buf = firstStep ? g
-                             : momentum * buffer.getDouble(i) + (1 - dampening) * g;
+      double buf =
+          firstStep ? g : momentum * buffer.getDouble(i) + (1 - dampening) * g;
       newBuffer.setDouble(i, buf);
       buf = newBuffer.getDouble(i);
       double direction = o.getNesterov() ? g + momentum * buf : buf;
@@ -1136,7 +1174,8 @@ private:
         g += decay * p;
       newM.setDouble(i, beta1 * m.getDouble(i) + (1 - beta1) * g);
       newV.setDouble(i, beta2 * v.getDouble(i) + (1 - beta2) * g * g);
-      double denom = std::sqrt(newV.getDouble(i)) / std::sqrt(correction2) + epsilon;
+      double denom =
+          std::sqrt(newV.getDouble(i)) / std::sqrt(correction2) + epsilon;
       newParam.setDouble(i, p - lr / correction1 * newM.getDouble(i) / denom);
     }
     return {newParam, newM, newV};

@@ -39,9 +39,12 @@ def Genesis_Dialect : Dialect {
       with them than with their decomposition.
   }];
   let hasConstantMaterializer = 1;
-  // genesis.name and genesis.role on function arguments and results.
+  // genesis.name and genesis.role on function arguments and results;
+  // genesis.kernel and genesis.launch on ops.
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 //===----------------------------------------------------------------------===//

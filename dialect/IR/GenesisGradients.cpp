@@ -32,10 +32,9 @@ struct Emitter {
 
   Emitter(OpBuilder &builder, Operation *forward)
       : b(builder),
-        loc(NameLoc::get(
-            builder.getStringAttr("backward:" +
-                                  forward->getName().getStringRef()),
-            forward->getLoc())) {}
+        loc(NameLoc::get(builder.getStringAttr(
+                             "backward:" + forward->getName().getStringRef()),
+                         forward->getLoc())) {}
 
   RankedTensorType typeOf(Value v) const {
     return cast<RankedTensorType>(v.getType());
@@ -52,7 +51,9 @@ struct Emitter {
   Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
   Value neg(Value x) { return NegOp::create(b, loc, x); }
   Value and_(Value x, Value y) { return AndOp::create(b, loc, x, y); }
-  Value scale(Value x, double factor) { return mul(x, splat(x.getType(), factor)); }
+  Value scale(Value x, double factor) {
+    return mul(x, splat(x.getType(), factor));
+  }
   Value compare(CompareDirection direction, Value x, Value y) {
     return CompareOp::create(b, loc, direction, x, y);
   }
@@ -84,7 +85,8 @@ struct Emitter {
   }
   /// The cotangent of a reduction result, reshaped to keepdim form and
   /// repeated over the reduced dimensions of `operandType`.
-  Value unreduce(Value g, RankedTensorType operandType, ArrayRef<int64_t> dims) {
+  Value unreduce(Value g, RankedTensorType operandType,
+                 ArrayRef<int64_t> dims) {
     SmallVector<int64_t> kept(operandType.getShape());
     for (int64_t d : dims)
       kept[d] = 1;
@@ -163,12 +165,17 @@ GENESIS_VJP(NegOp) { grads[0] = Emitter(builder, *this).neg(resultGrads[0]); }
 
 GENESIS_VJP(AbsOp) {
   Emitter e(builder, *this);
-  grads[0] = e.mul(resultGrads[0], SignOp::create(builder, e.loc, getOperand()));
+  grads[0] =
+      e.mul(resultGrads[0], SignOp::create(builder, e.loc, getOperand()));
 }
 
-GENESIS_VJP(ExpOp) { grads[0] = Emitter(builder, *this).mul(resultGrads[0], getResult()); }
+GENESIS_VJP(ExpOp) {
+  grads[0] = Emitter(builder, *this).mul(resultGrads[0], getResult());
+}
 
-GENESIS_VJP(LogOp) { grads[0] = Emitter(builder, *this).div(resultGrads[0], getOperand()); }
+GENESIS_VJP(LogOp) {
+  grads[0] = Emitter(builder, *this).div(resultGrads[0], getOperand());
+}
 
 GENESIS_VJP(SqrtOp) {
   Emitter e(builder, *this);
@@ -185,13 +192,15 @@ GENESIS_VJP(RsqrtOp) {
 GENESIS_VJP(TanhOp) {
   Emitter e(builder, *this);
   Value y = getResult();
-  grads[0] = e.mul(resultGrads[0], e.sub(e.splat(y.getType(), 1.0), e.mul(y, y)));
+  grads[0] =
+      e.mul(resultGrads[0], e.sub(e.splat(y.getType(), 1.0), e.mul(y, y)));
 }
 
 GENESIS_VJP(SigmoidOp) {
   Emitter e(builder, *this);
   Value y = getResult();
-  grads[0] = e.mul(resultGrads[0], e.mul(y, e.sub(e.splat(y.getType(), 1.0), y)));
+  grads[0] =
+      e.mul(resultGrads[0], e.mul(y, e.sub(e.splat(y.getType(), 1.0), y)));
 }
 
 GENESIS_VJP(ReluOp) {
@@ -219,15 +228,16 @@ GENESIS_VJP(GeluOp) {
     Value inner = e.scale(e.add(x, e.scale(e.mul(x2, x), k)), c);
     Value t = TanhOp::create(builder, e.loc, inner);
     Value dInner = e.scale(e.add(one, e.scale(x2, 3 * k)), c);
-    derivative = e.add(e.scale(e.add(one, t), 0.5),
-                       e.mul(e.scale(x, 0.5),
-                             e.mul(e.sub(one, e.mul(t, t)), dInner)));
+    derivative =
+        e.add(e.scale(e.add(one, t), 0.5),
+              e.mul(e.scale(x, 0.5), e.mul(e.sub(one, e.mul(t, t)), dInner)));
   } else {
     // y = x Phi(x): y' = Phi(x) + x phi(x).
     Value cdf = e.scale(
         e.add(one, ErfOp::create(builder, e.loc, e.scale(x, M_SQRT1_2))), 0.5);
-    Value pdf = e.scale(ExpOp::create(builder, e.loc, e.scale(e.mul(x, x), -0.5)),
-                        1.0 / std::sqrt(2.0 * M_PI));
+    Value pdf =
+        e.scale(ExpOp::create(builder, e.loc, e.scale(e.mul(x, x), -0.5)),
+                1.0 / std::sqrt(2.0 * M_PI));
     derivative = e.add(cdf, e.mul(x, pdf));
   }
   grads[0] = e.mul(resultGrads[0], derivative);
@@ -238,7 +248,8 @@ GENESIS_VJP(SiluOp) {
   Emitter e(builder, *this);
   Value x = getOperand(), one = e.splat(x.getType(), 1.0);
   Value s = SigmoidOp::create(builder, e.loc, x);
-  grads[0] = e.mul(resultGrads[0], e.mul(s, e.add(one, e.mul(x, e.sub(one, s)))));
+  grads[0] =
+      e.mul(resultGrads[0], e.mul(s, e.add(one, e.mul(x, e.sub(one, s)))));
 }
 
 GENESIS_VJP(SinOp) {
@@ -248,7 +259,8 @@ GENESIS_VJP(SinOp) {
 
 GENESIS_VJP(CosOp) {
   Emitter e(builder, *this);
-  grads[0] = e.neg(e.mul(resultGrads[0], SinOp::create(builder, e.loc, getOperand())));
+  grads[0] =
+      e.neg(e.mul(resultGrads[0], SinOp::create(builder, e.loc, getOperand())));
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,7 +292,8 @@ GENESIS_VJP(PowOp) {
   Emitter e(builder, *this);
   Value a = getLhs(), p = getRhs(), g = resultGrads[0];
   Value zero = e.zerosLike(a), one = e.splat(a.getType(), 1.0);
-  grads[0] = e.mul(g, e.mul(p, PowOp::create(builder, e.loc, a, e.sub(p, one))));
+  grads[0] =
+      e.mul(g, e.mul(p, PowOp::create(builder, e.loc, a, e.sub(p, one))));
   Value logA = LogOp::create(builder, e.loc, a);
   Value masked = e.and_(e.compare(CompareDirection::eq, a, zero),
                         e.compare(CompareDirection::ge, p, zero));
@@ -321,8 +334,8 @@ GENESIS_VJP(SelectOp) {
 
 GENESIS_VJP(CastOp) {
   if (isFloatTensor(getOperand()) && isFloatTensor(getResult()))
-    grads[0] = Emitter(builder, *this).convert(resultGrads[0],
-                                            getOperand().getType());
+    grads[0] =
+        Emitter(builder, *this).convert(resultGrads[0], getOperand().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -330,7 +343,8 @@ GENESIS_VJP(CastOp) {
 //===----------------------------------------------------------------------===//
 
 GENESIS_VJP(ReshapeOp) {
-  grads[0] = Emitter(builder, *this).reshape(resultGrads[0], getOperand().getType());
+  grads[0] =
+      Emitter(builder, *this).reshape(resultGrads[0], getOperand().getType());
 }
 
 GENESIS_VJP(TransposeOp) {
@@ -369,7 +383,8 @@ GENESIS_VJP(PadOp) {
       limit.back() = start[d];
   }
   Emitter e(builder, *this);
-  grads[0] = SliceOp::create(builder, e.loc, resultGrads[0], start, limit, stride);
+  grads[0] =
+      SliceOp::create(builder, e.loc, resultGrads[0], start, limit, stride);
 }
 
 GENESIS_VJP(ConcatOp) {
@@ -383,7 +398,8 @@ GENESIS_VJP(ConcatOp) {
     start[dim] = offset;
     limit[dim] = offset + size;
     offset += size;
-    grads[i] = SliceOp::create(builder, e.loc, resultGrads[0], start, limit, stride);
+    grads[i] =
+        SliceOp::create(builder, e.loc, resultGrads[0], start, limit, stride);
   }
 }
 
@@ -400,7 +416,8 @@ GENESIS_VJP(BroadcastInDimOp) {
       repeated.push_back(d);
   }
   Emitter e(builder, *this);
-  grads[0] = e.reshape(e.sum(resultGrads[0], repeated, /*keepdim=*/false), from);
+  grads[0] =
+      e.reshape(e.sum(resultGrads[0], repeated, /*keepdim=*/false), from);
 }
 
 GENESIS_VJP(TakeOp) {
@@ -413,7 +430,8 @@ GENESIS_VJP(TakeOp) {
 GENESIS_VJP(ScatterAddOp) {
   Emitter e(builder, *this);
   grads[0] = resultGrads[0];
-  grads[2] = TakeOp::create(builder, e.loc, resultGrads[0], getIndices(), getAxis());
+  grads[2] =
+      TakeOp::create(builder, e.loc, resultGrads[0], getIndices(), getAxis());
 }
 
 //===----------------------------------------------------------------------===//
@@ -421,8 +439,8 @@ GENESIS_VJP(ScatterAddOp) {
 //===----------------------------------------------------------------------===//
 
 GENESIS_VJP(ReduceSumOp) {
-  grads[0] = Emitter(builder, *this).unreduce(resultGrads[0], getOperand().getType(),
-                                              getDims());
+  grads[0] = Emitter(builder, *this)
+                 .unreduce(resultGrads[0], getOperand().getType(), getDims());
 }
 
 /// reduce_max/min: the cotangent goes to the extremal elements, split evenly
@@ -433,8 +451,8 @@ static void extremumReduceVjp(Operation *op, OpBuilder &builder, Value g,
   Emitter e(builder, op);
   Value x = op->getOperand(0), y = op->getResult(0);
   auto type = cast<RankedTensorType>(x.getType());
-  Value hit = e.convert(e.compare(CompareDirection::eq, x, e.unreduce(y, type, dims)),
-                     type);
+  Value hit = e.convert(
+      e.compare(CompareDirection::eq, x, e.unreduce(y, type, dims)), type);
   Value count = e.sumExpanded(hit, dims);
   grads[0] = e.div(e.mul(e.unreduce(g, type, dims), hit), count);
 }
@@ -481,11 +499,12 @@ GENESIS_VJP(LayerNormOp) {
   Value x = getOperand(), g = resultGrads[0];
   Value centered = e.sub(x, e.meanLast(x));
   Value variance = e.meanLast(e.mul(centered, centered));
-  Value r = RsqrtOp::create(builder, e.loc,
-                            e.add(variance, e.splat(x.getType(),
-                                                    getEpsilon().convertToDouble())));
+  Value r = RsqrtOp::create(
+      builder, e.loc,
+      e.add(variance, e.splat(x.getType(), getEpsilon().convertToDouble())));
   Value xhat = e.mul(centered, r);
-  Value h = getWeight() ? e.mul(g, e.expandTable1D(getWeight(), x.getType())) : g;
+  Value h =
+      getWeight() ? e.mul(g, e.expandTable1D(getWeight(), x.getType())) : g;
   grads[0] = e.mul(r, e.sub(e.sub(h, e.meanLast(h)),
                             e.mul(xhat, e.meanLast(e.mul(h, xhat)))));
   if (getWeight())
@@ -558,10 +577,10 @@ GENESIS_VJP(GlobalNormOp) {
   Emitter e(builder, *this);
   Value factor = e.div(resultGrads[0], getResult());
   for (auto [i, input] : llvm::enumerate(getInputs())) {
-    Value perElement = BroadcastInDimOp::create(builder, e.loc,
-                                                e.typeOf(input).clone(
-                                                    e.typeOf(factor).getElementType()),
-                                                factor, ArrayRef<int64_t>{});
+    Value perElement = BroadcastInDimOp::create(
+        builder, e.loc,
+        e.typeOf(input).clone(e.typeOf(factor).getElementType()), factor,
+        ArrayRef<int64_t>{});
     grads[i] = e.mul(input, e.convert(perElement, input.getType()));
   }
 }

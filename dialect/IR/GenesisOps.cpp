@@ -1,4 +1,5 @@
-//===- GenesisOps.cpp - Genesis dialect ops --------------------------------===//
+//===- GenesisOps.cpp - Genesis dialect ops
+//--------------------------------===//
 //
 // Shape rules (inferReturnTypes), verifiers, folders and custom assembly of
 // the genesis ops. Each shape rule is written once, here: the verifier checks
@@ -111,8 +112,8 @@ FailureOr<RankedTensorType> inferMatmulType(const ShapeRule &rule, Value lhs,
     return failure();
   }
   if (lhsType->getElementType() != rhsType->getElementType()) {
-    (void)rule.fail("operands must have the same element type, got ",
-                    *lhsType, " and ", *rhsType);
+    (void)rule.fail("operands must have the same element type, got ", *lhsType,
+                    " and ", *rhsType);
     return failure();
   }
   ArrayRef<int64_t> a = lhsType->getShape(), b = rhsType->getShape();
@@ -256,10 +257,9 @@ GENESIS_SAME_TYPE_AS_OPERAND(AllReduceOp)
 // Binary elementwise ops take identical operand types: broadcasting is
 // explicit in the genesis dialect.
 #define GENESIS_BINARY_SHAPE_RULE(OP)                                          \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     if (failed(ShapeRule(loc, getOperationName())                              \
                    .checkSameType(adaptor.getLhs(), adaptor.getRhs(), "lhs",   \
                                   "rhs (broadcast explicitly with "            \
@@ -316,8 +316,8 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   ShapeRule rule(loc, getOperationName());
-  if (failed(rule.checkSameType(adaptor.getLhs(), adaptor.getRhs(), "lhs",
-                                "rhs")))
+  if (failed(
+          rule.checkSameType(adaptor.getLhs(), adaptor.getRhs(), "lhs", "rhs")))
     return failure();
   auto type = rule.ranked(adaptor.getLhs(), "lhs");
   if (failed(type))
@@ -574,9 +574,9 @@ LogicalResult TakeOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
-  auto type = inferTakeType(ShapeRule(loc, getOperationName()),
-                            adaptor.getOperand(), adaptor.getIndices(),
-                            adaptor.getAxis());
+  auto type =
+      inferTakeType(ShapeRule(loc, getOperationName()), adaptor.getOperand(),
+                    adaptor.getIndices(), adaptor.getAxis());
   if (failed(type))
     return failure();
   types.push_back(*type);
@@ -631,10 +631,9 @@ static LogicalResult inferReduceType(const ShapeRule &rule, Value operand,
 }
 
 #define GENESIS_REDUCE_SHAPE_RULE(OP)                                          \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferReduceType(ShapeRule(loc, getOperationName()),                 \
                            adaptor.getOperand(), adaptor.getDims(),            \
                            adaptor.getKeepdim(), types);                       \
@@ -670,10 +669,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  auto type = inferMatmulType(ShapeRule(loc, getOperationName()),
-                              adaptor.getLhs(), adaptor.getRhs(),
-                              adaptor.getTransposeLhs(),
-                              adaptor.getTransposeRhs());
+  auto type = inferMatmulType(
+      ShapeRule(loc, getOperationName()), adaptor.getLhs(), adaptor.getRhs(),
+      adaptor.getTransposeLhs(), adaptor.getTransposeRhs());
   if (failed(type))
     return failure();
   types.push_back(*type);
@@ -681,10 +679,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 }
 
 #define GENESIS_SOFTMAX_SHAPE_RULE(OP)                                         \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     ShapeRule rule(loc, getOperationName());                                   \
     auto type = rule.ranked(adaptor.getOperand(), "operand");                  \
     if (failed(type) ||                                                        \
@@ -882,9 +879,10 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult CrossEntropyGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult
+CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
   ShapeRule rule(loc, getOperationName());
   auto type = inferCrossEntropyType(
       rule, adaptor.getLogits(), adaptor.getLabels(),
@@ -936,9 +934,8 @@ LogicalResult SgdMomentumUpdateOp::inferReturnTypes(
   ShapeRule rule(loc, getOperationName());
   if (failed(rule.checkSameType(adaptor.getParam(), adaptor.getGrad(), "param",
                                 "grad")) ||
-      failed(rule.checkSameType(adaptor.getParam(),
-                                adaptor.getMomentumBuffer(), "param",
-                                "momentum_buffer")))
+      failed(rule.checkSameType(adaptor.getParam(), adaptor.getMomentumBuffer(),
+                                "param", "momentum_buffer")))
     return failure();
   if (!(adaptor.getMomentum().convertToDouble() > 0.0))
     return rule.fail("momentum must be > 0 (use genesis.sgd_update without "
@@ -989,8 +986,7 @@ LogicalResult GlobalNormOp::inferReturnTypes(MLIRContext *context,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
   if (adaptor.getInputs().empty())
-    return ShapeRule(loc, getOperationName())
-        .fail("needs at least one input");
+    return ShapeRule(loc, getOperationName()).fail("needs at least one input");
   bool wide = llvm::any_of(adaptor.getInputs().getTypes(), [](Type type) {
     return cast<ShapedType>(type).getElementType().isF64();
   });
@@ -1020,9 +1016,9 @@ LogicalResult LibraryCallOp::inferReturnTypes(MLIRContext *,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
   ShapeRule rule(loc, getOperationName());
-  auto type = inferMatmulType(rule, adaptor.getLhs(), adaptor.getRhs(),
-                              adaptor.getTransposeLhs(),
-                              adaptor.getTransposeRhs());
+  auto type =
+      inferMatmulType(rule, adaptor.getLhs(), adaptor.getRhs(),
+                      adaptor.getTransposeLhs(), adaptor.getTransposeRhs());
   if (failed(type))
     return failure();
   GemmEpilogue epilogue = adaptor.getEpilogue();

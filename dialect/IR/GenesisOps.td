@@ -9,6 +9,7 @@
 #ifndef GENESIS_DIALECT_IR_GENESISOPS_TD
 #define GENESIS_DIALECT_IR_GENESISOPS_TD
 
+include "dialect/IR/GenesisAttrs.td"
 include "dialect/IR/GenesisBase.td"
 include "dialect/IR/GenesisInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"

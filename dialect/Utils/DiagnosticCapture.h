@@ -24,8 +24,8 @@ public:
   explicit DiagnosticCapture(mlir::MLIRContext *context)
       : handler(context, [this](mlir::Diagnostic &diagnostic) {
           if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error)
-            errors.push_back(describeLocation(diagnostic.getLocation()) +
-                             ": " + diagnostic.str());
+            errors.push_back(describeLocation(diagnostic.getLocation()) + ": " +
+                             diagnostic.str());
           return mlir::success();
         }) {}
 

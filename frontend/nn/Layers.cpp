@@ -1,4 +1,5 @@
-//===- Layers.cpp - Standard layers of the frontend ------------------------===//
+//===- Layers.cpp - Standard layers of the frontend
+//------------------------===//
 
 #include "frontend/nn/Layers.h"
 #include "frontend/Trace.h"
@@ -25,8 +26,9 @@ HostArray filled(Shape shape, double value) {
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias,
                Generator &generator)
     : weight(register_parameter(
-          "weight", uniform(generator, {out_features, in_features},
-                            1.0 / std::sqrt(static_cast<double>(in_features))))) {
+          "weight",
+          uniform(generator, {out_features, in_features},
+                  1.0 / std::sqrt(static_cast<double>(in_features))))) {
   if (bias)
     this->bias = &register_parameter(
         "bias", uniform(generator, {out_features},
@@ -197,8 +199,9 @@ SwiGLU::SwiGLU(int64_t hidden, int64_t intermediate, Generator &generator) {
   gate_proj = register_module(
       "gate_proj",
       std::make_shared<Linear>(hidden, intermediate, false, generator));
-  up_proj = register_module(
-      "up_proj", std::make_shared<Linear>(hidden, intermediate, false, generator));
+  up_proj =
+      register_module("up_proj", std::make_shared<Linear>(hidden, intermediate,
+                                                          false, generator));
   down_proj = register_module(
       "down_proj",
       std::make_shared<Linear>(intermediate, hidden, false, generator));
@@ -210,12 +213,12 @@ Tensor SwiGLU::forward(const Tensor &x) {
 
 DecoderLayer::DecoderLayer(const Config &config, Generator &generator) {
   self_attn = register_module(
-      "self_attn",
-      std::make_shared<Attention>(config.hidden, config.num_heads,
-                                  config.num_kv_heads, config.rope_theta,
-                                  config.qkv_bias, generator));
-  mlp = register_module("mlp", std::make_shared<SwiGLU>(
-                                   config.hidden, config.intermediate, generator));
+      "self_attn", std::make_shared<Attention>(
+                       config.hidden, config.num_heads, config.num_kv_heads,
+                       config.rope_theta, config.qkv_bias, generator));
+  mlp = register_module(
+      "mlp",
+      std::make_shared<SwiGLU>(config.hidden, config.intermediate, generator));
   input_layernorm = register_module(
       "input_layernorm",
       std::make_shared<RMSNorm>(config.hidden, config.rms_norm_eps));

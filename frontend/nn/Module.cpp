@@ -35,15 +35,17 @@ void Module::checkName(const std::string &name) const {
 
 Parameter &Module::register_parameter(const std::string &name, HostArray data) {
   checkName(name);
-  parameters_.emplace_back(name, std::make_unique<Parameter>(std::move(data),
-                                                             /*requires_grad=*/true));
+  parameters_.emplace_back(name,
+                           std::make_unique<Parameter>(std::move(data),
+                                                       /*requires_grad=*/true));
   return *parameters_.back().second;
 }
 
 Parameter &Module::register_buffer(const std::string &name, HostArray data) {
   checkName(name);
-  buffers_.emplace_back(name, std::make_unique<Parameter>(std::move(data),
-                                                          /*requires_grad=*/false));
+  buffers_.emplace_back(name,
+                        std::make_unique<Parameter>(std::move(data),
+                                                    /*requires_grad=*/false));
   return *buffers_.back().second;
 }
 

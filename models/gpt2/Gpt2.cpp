@@ -1,4 +1,5 @@
-//===- Gpt2.cpp - GPT-2 in the Genesis frontend ----------------------------===//
+//===- Gpt2.cpp - GPT-2 in the Genesis frontend
+//----------------------------===//
 
 #include "models/gpt2/Gpt2.h"
 #include "frontend/Trace.h"
@@ -35,20 +36,20 @@ Gpt2Block::Gpt2Block(const Gpt2Config &config, Generator &generator)
     : n_head(config.n_head), dropout(config.dropout) {
   int64_t c = config.n_embd;
   double residualStd = 0.02 / std::sqrt(2.0 * config.n_layer);
-  ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(
-                                     c, config.layer_norm_epsilon));
+  ln_1 = register_module(
+      "ln_1", std::make_shared<nn::LayerNorm>(c, config.layer_norm_epsilon));
   c_attn = std::make_shared<Conv1D>(c, 3 * c, 0.02, generator);
   attn_proj = std::make_shared<Conv1D>(c, c, residualStd, generator);
-  register_module("attn", std::make_shared<Named>(
-                              std::make_pair("c_attn", c_attn),
-                              std::make_pair("c_proj", attn_proj)));
-  ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(
-                                     c, config.layer_norm_epsilon));
+  register_module("attn",
+                  std::make_shared<Named>(std::make_pair("c_attn", c_attn),
+                                          std::make_pair("c_proj", attn_proj)));
+  ln_2 = register_module(
+      "ln_2", std::make_shared<nn::LayerNorm>(c, config.layer_norm_epsilon));
   c_fc = std::make_shared<Conv1D>(c, 4 * c, 0.02, generator);
   mlp_proj = std::make_shared<Conv1D>(4 * c, c, residualStd, generator);
-  register_module("mlp", std::make_shared<Named>(
-                             std::make_pair("c_fc", c_fc),
-                             std::make_pair("c_proj", mlp_proj)));
+  register_module("mlp",
+                  std::make_shared<Named>(std::make_pair("c_fc", c_fc),
+                                          std::make_pair("c_proj", mlp_proj)));
 }
 
 Tensor Gpt2Block::forward(const Tensor &x, const Attend &attend) {
@@ -60,10 +61,9 @@ Tensor Gpt2Block::forward(const Tensor &x, const Attend &attend) {
   };
   Tensor attended = attend(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]));
   Tensor merged = attended.transpose(1, 2).reshape({batch, seq, width});
-  Tensor h = x + genesis::dropout(attn_proj->forward(merged), dropout,
-                                  is_training());
-  Tensor mlp =
-      mlp_proj->forward(gelu(c_fc->forward(ln_2->forward(h)), "tanh"));
+  Tensor h =
+      x + genesis::dropout(attn_proj->forward(merged), dropout, is_training());
+  Tensor mlp = mlp_proj->forward(gelu(c_fc->forward(ln_2->forward(h)), "tanh"));
   return h + genesis::dropout(mlp, dropout, is_training());
 }
 
@@ -82,21 +82,21 @@ Tensor Gpt2Block::forward_cached(const Tensor &x, const Tensor &position,
 }
 
 Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
-  wte = register_module("wte", std::make_shared<nn::Embedding>(
-                                   config.vocab_size, config.n_embd, generator,
-                                   0.02));
-  wpe = register_module("wpe", std::make_shared<nn::Embedding>(
-                                   config.n_positions, config.n_embd, generator,
-                                   0.01));
+  wte = register_module(
+      "wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd,
+                                             generator, 0.02));
+  wpe = register_module(
+      "wpe", std::make_shared<nn::Embedding>(config.n_positions, config.n_embd,
+                                             generator, 0.01));
   h = register_module("h", std::make_shared<nn::ModuleList<Gpt2Block>>());
   for (int64_t i = 0; i < config.n_layer; ++i)
     h->push_back(std::make_shared<Gpt2Block>(config, generator));
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(
                                      config.n_embd, config.layer_norm_epsilon));
   if (!config.tie_word_embeddings) {
-    lm_head = register_module(
-        "lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size,
-                                                /*bias=*/false, generator));
+    lm_head = register_module("lm_head", std::make_shared<nn::Linear>(
+                                             config.n_embd, config.vocab_size,
+                                             /*bias=*/false, generator));
     generator.fill_normal(lm_head->weight.data(), 0.0, 0.02);
   }
 }
@@ -104,10 +104,10 @@ Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
 Tensor Gpt2::forward(const Tensor &ids) {
   int64_t seq = ids.size(1);
   if (seq > config.n_positions)
-    ids.trace().fail(Site::current(),
-                     "GPT-2: sequence length " + std::to_string(seq) +
-                         " exceeds n_positions " +
-                         std::to_string(config.n_positions));
+    ids.trace().fail(Site::current(), "GPT-2: sequence length " +
+                                          std::to_string(seq) +
+                                          " exceeds n_positions " +
+                                          std::to_string(config.n_positions));
   Tensor positions = arange(ids.trace(), seq);
   Tensor x = wte->forward(ids) + wpe->forward(positions);
   x = genesis::dropout(x, config.dropout, is_training());

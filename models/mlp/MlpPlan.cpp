@@ -1,4 +1,5 @@
-//===- MlpPlan.cpp - The compiled MLP training plan ------------------------===//
+//===- MlpPlan.cpp - The compiled MLP training plan
+//------------------------===//
 
 #include "models/mlp/MlpPlan.h"
 #include "dialect/Utils/DiagnosticCapture.h"

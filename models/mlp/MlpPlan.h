@@ -11,9 +11,9 @@
 
 namespace genesis::models {
 
-/// A plan for `target` with `train_step` (cross-entropy, AdamW with weight decay 0.01
-/// except on biases) and `loss` (returning the loss and the logits) for an
-/// MLP classifier of 784 inputs and 10 classes on batches of `batch`.
+/// A plan for `target` with `train_step` (cross-entropy, AdamW with weight
+/// decay 0.01 except on biases) and `loss` (returning the loss and the logits)
+/// for an MLP classifier of 784 inputs and 10 classes on batches of `batch`.
 /// Prints the traced IR first when `printIr`.
 std::vector<uint8_t>
 compileMlpTrainingPlan(nn::Sequential &model, int64_t batch,

@@ -1,4 +1,5 @@
-//===- mlp_train.cpp - Train the MLP from a compiled plan ------------------===//
+//===- mlp_train.cpp - Train the MLP from a compiled plan
+//------------------===//
 //
 // Runs the main job's training loop on a plan compiled elsewhere
 // (`mlp-fashion-mnist --target=cuda --compile-only`), with the initial
@@ -69,7 +70,8 @@ int main(int argc, char **argv) {
         positional.push_back(arg);
     }
     if (positional.size() != 2)
-      throw Error(std::string("expected a plan and initial weights\n") + kUsage);
+      throw Error(std::string("expected a plan and initial weights\n") +
+                  kUsage);
     PlanFile plan = PlanFile::load(positional[0]);
     Session session(plan);
     for (auto &[name, value] : loadSafetensors(positional[1]))

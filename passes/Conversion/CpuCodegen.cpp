@@ -57,8 +57,9 @@ void addEntryPoints(ModuleOp module, LLVM::LLVMFuncOp impl, StringRef name,
     OpBuilder body = OpBuilder::atBlockBegin(range.addEntryBlock(b));
     SmallVector<Value> arguments;
     for (unsigned i = 0; i < numPointers; ++i) {
-      Value slot = LLVM::GEPOp::create(body, loc, ptr, ptr, range.getArgument(0),
-                                       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value slot =
+          LLVM::GEPOp::create(body, loc, ptr, ptr, range.getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       arguments.push_back(LLVM::LoadOp::create(body, loc, ptr, slot));
     }
     arguments.push_back(range.getArgument(1));
@@ -69,9 +70,10 @@ void addEntryPoints(ModuleOp module, LLVM::LLVMFuncOp impl, StringRef name,
   auto whole = LLVM::LLVMFuncOp::create(
       b, loc, name, LLVM::LLVMFunctionType::get(voidType, {ptr}));
   OpBuilder body = OpBuilder::atBlockBegin(whole.addEntryBlock(b));
-  Value begin = LLVM::ConstantOp::create(body, loc, i64, b.getI64IntegerAttr(0));
-  Value end =
-      LLVM::ConstantOp::create(body, loc, i64, b.getI64IntegerAttr(outerExtent));
+  Value begin =
+      LLVM::ConstantOp::create(body, loc, i64, b.getI64IntegerAttr(0));
+  Value end = LLVM::ConstantOp::create(body, loc, i64,
+                                       b.getI64IntegerAttr(outerExtent));
   LLVM::CallOp::create(body, loc, range,
                        ValueRange{whole.getArgument(0), begin, end});
   LLVM::ReturnOp::create(body, loc, ValueRange());
@@ -92,8 +94,8 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
     std::string name = function.getSymName().str();
     clone.setSymName(name + "_impl");
     kernels.emplace_back(
-        name, function->getAttrOfType<IntegerAttr>("genesis.outer_extent")
-                  .getInt());
+        name,
+        function->getAttrOfType<IntegerAttr>("genesis.outer_extent").getInt());
   }
   if (kernels.empty())
     return source.emitError("genesis cpu codegen: the module has no kernel");
@@ -123,7 +125,8 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "genesis_cpu_kernels");
   if (!llvmModule)
-    return source.emitError("genesis cpu codegen: translation to LLVM IR failed");
+    return source.emitError(
+        "genesis cpu codegen: translation to LLVM IR failed");
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -144,8 +147,8 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   }
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), cpu, features, options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Triple(triple), cpu, features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(llvm::Triple(triple));
   for (llvm::Function &function : *llvmModule)
@@ -172,8 +175,9 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   llvm::SmallString<128> objectPath, libraryPath;
   if (llvm::sys::fs::createTemporaryFile("genesis-kernels", "o", objectPath) ||
       llvm::sys::fs::createTemporaryFile("genesis-kernels", "so", libraryPath))
-    return source.emitError("genesis cpu codegen: cannot create temporary files");
-  auto cleanup = llvm::make_scope_exit([&] {
+    return source.emitError(
+        "genesis cpu codegen: cannot create temporary files");
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(objectPath);
     llvm::sys::fs::remove(libraryPath);
   });
@@ -185,7 +189,8 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
     llvm::legacy::PassManager emit;
     if (machine->addPassesToEmitFile(emit, object, nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
-      return source.emitError("genesis cpu codegen: cannot emit an object file");
+      return source.emitError(
+          "genesis cpu codegen: cannot emit an object file");
     emit.run(*llvmModule);
   }
   llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("cc");

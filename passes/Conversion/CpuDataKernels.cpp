@@ -1,4 +1,5 @@
-//===- CpuDataKernels.cpp - CPU kernels of data-movement ops ---------------===//
+//===- CpuDataKernels.cpp - CPU kernels of data-movement ops
+//---------------===//
 //
 // Kernels of the ops that only move data, when they run outside fusions:
 // transpose, slice, pad, concat, broadcast_in_dim, take, scatter_add, iota
@@ -14,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Conversion/CpuKernels.h"
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CpuKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,9 +36,13 @@ bool hasDataKernel(Operation *op) {
 
 namespace {
 
-RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
 
-int64_t leading(ArrayRef<int64_t> shape) { return shape.empty() ? 1 : shape[0]; }
+int64_t leading(ArrayRef<int64_t> shape) {
+  return shape.empty() ? 1 : shape[0];
+}
 
 /// The operand shape with `dim` set to 1: the positions argmax reduces to.
 SmallVector<int64_t> around(ArgmaxOp op) {
@@ -85,14 +90,14 @@ Value loadIf(OpBuilder &b, Location loc, Value cond,
 }
 
 /// Loops over the result, storing `element(index)` at each position.
-LogicalResult copyKernel(
-    OpBuilder &b, Location loc, Value result, Value begin, Value end,
-    function_ref<Value(OpBuilder &, ValueRange)> element) {
+LogicalResult copyKernel(OpBuilder &b, Location loc, Value result, Value begin,
+                         Value end,
+                         function_ref<Value(OpBuilder &, ValueRange)> element) {
   auto shape = cast<MemRefType>(result.getType()).getShape();
   return buildLoopNest(b, loc, shape, begin, end,
                        [&](OpBuilder &inner, ValueRange index) {
-                         memref::StoreOp::create(inner, loc, element(inner, index),
-                                                 result, index);
+                         memref::StoreOp::create(
+                             inner, loc, element(inner, index), result, index);
                          return success();
                        });
 }
@@ -102,7 +107,8 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   Location loc = op.getLoc();
   auto args = entry.getArguments();
-  Value operand = args[0], indices = args[1], updates = args[2], result = args[3];
+  Value operand = args[0], indices = args[1], updates = args[2],
+        result = args[3];
   Value begin = args[4], end = args[5];
   RankedTensorType type = op.getOperand().getType();
   Type element = type.getElementType();
@@ -132,19 +138,18 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
     Value slabBegin = arith::ConstantIndexOp::create(ob, loc, 0);
     Value slabEnd = arith::ConstantIndexOp::create(ob, loc, slabShape[0]);
     // 1. Start from the operand.
-    if (failed(buildLoopNest(ob, loc, slabShape, slabBegin, slabEnd,
-                             [&](OpBuilder &ib, ValueRange slab) {
-                               Value x = memref::LoadOp::create(ib, loc, operand,
-                                                                full(slab));
-                               if (widened)
-                                 memref::StoreOp::create(
-                                     ib, loc, arith::ExtFOp::create(ib, loc, f64, x),
-                                     scratch, slab);
-                               else
-                                 memref::StoreOp::create(ib, loc, x, result,
-                                                         full(slab));
-                               return success();
-                             })))
+    if (failed(buildLoopNest(
+            ob, loc, slabShape, slabBegin, slabEnd,
+            [&](OpBuilder &ib, ValueRange slab) {
+              Value x = memref::LoadOp::create(ib, loc, operand, full(slab));
+              if (widened)
+                memref::StoreOp::create(ib, loc,
+                                        arith::ExtFOp::create(ib, loc, f64, x),
+                                        scratch, slab);
+              else
+                memref::StoreOp::create(ib, loc, x, result, full(slab));
+              return success();
+            })))
       return failure();
     // 2. Index positions in row-major order, then the inner dimensions.
     SmallVector<int64_t> positions(indexShape);
@@ -171,9 +176,10 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
                 memref::StoreOp::create(ib, loc, sum, scratch, slab);
               } else {
                 Value acc = memref::LoadOp::create(ib, loc, result, full(slab));
-                Value sum = isa<FloatType>(element)
-                                ? arith::AddFOp::create(ib, loc, acc, u).getResult()
-                                : arith::AddIOp::create(ib, loc, acc, u).getResult();
+                Value sum =
+                    isa<FloatType>(element)
+                        ? arith::AddFOp::create(ib, loc, acc, u).getResult()
+                        : arith::AddIOp::create(ib, loc, acc, u).getResult();
                 memref::StoreOp::create(ib, loc, sum, result, full(slab));
               }
               return success();
@@ -183,16 +189,19 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
     if (widened &&
         failed(buildLoopNest(ob, loc, slabShape, slabBegin, slabEnd,
                              [&](OpBuilder &ib, ValueRange slab) {
-                               Value v = memref::LoadOp::create(ib, loc, scratch, slab);
+                               Value v = memref::LoadOp::create(ib, loc,
+                                                                scratch, slab);
                                memref::StoreOp::create(
-                                   ib, loc, arith::TruncFOp::create(ib, loc, element, v),
+                                   ib, loc,
+                                   arith::TruncFOp::create(ib, loc, element, v),
                                    result, full(slab));
                                return success();
                              })))
       return failure();
     return success();
   };
-  LogicalResult status = buildLoopNest(b, loc, loopShape, runBegin, runEnd, body);
+  LogicalResult status =
+      buildLoopNest(b, loc, loopShape, runBegin, runEnd, body);
   if (widened)
     memref::DeallocOp::create(b, loc, scratch);
   func::ReturnOp::create(b, loc);
@@ -233,21 +242,23 @@ LogicalResult emitArgmax(ArgmaxOp op, func::FuncOp kernel) {
                     lb, loc, arith::CmpFPredicate::UGT, v, best);
                 better = arith::AndIOp::create(lb, loc, ordered, above);
               } else {
-                better = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::sgt,
-                                               v, best);
+                better = arith::CmpIOp::create(
+                    lb, loc, arith::CmpIPredicate::sgt, v, best);
               }
               scf::YieldOp::create(
                   lb, loc,
-                  ValueRange{arith::SelectOp::create(lb, loc, better, k, carried[0]),
-                             arith::SelectOp::create(lb, loc, better, v, best)});
+                  ValueRange{
+                      arith::SelectOp::create(lb, loc, better, k, carried[0]),
+                      arith::SelectOp::create(lb, loc, better, v, best)});
             });
         SmallVector<Value> out;
         for (auto [d, v] : llvm::enumerate(at))
           if (static_cast<int64_t>(d) != dim || op.getKeepdim())
             out.push_back(v);
         memref::StoreOp::create(
-            ib, loc, arith::IndexCastOp::create(ib, loc, i64, loop.getResult(0)),
-            result, out);
+            ib, loc,
+            arith::IndexCastOp::create(ib, loc, i64, loop.getResult(0)), result,
+            out);
         return success();
       });
   func::ReturnOp::create(b, loc);
@@ -269,10 +280,11 @@ int64_t dataKernelOuterExtent(Operation *op) {
 LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
   Location loc = op->getLoc();
   if (isa<TakeOp, ScatterAddOp, IotaOp, ArgmaxOp>(op)) {
-    Type element = tensorOf(isa<TakeOp>(op) ? op->getResult(0)
-                            : isa<ArgmaxOp, ScatterAddOp>(op) ? op->getOperand(0)
-                                                              : op->getResult(0))
-                       .getElementType();
+    Type element =
+        tensorOf(isa<TakeOp>(op)                   ? op->getResult(0)
+                 : isa<ArgmaxOp, ScatterAddOp>(op) ? op->getOperand(0)
+                                                   : op->getResult(0))
+            .getElementType();
     if (!isPlainNumeric(element) && !isa<TakeOp>(op))
       return op->emitError("genesis-lower-cpu: '")
              << op->getName() << "' is supported on f32, f64, i32 and i64 only";
@@ -299,47 +311,54 @@ LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
                                 SmallVector<Value> k(j.size());
                                 for (size_t i = 0; i < j.size(); ++i)
                                   k[permutation[i]] = j[i];
-                                return memref::LoadOp::create(ib, loc, args[0], k);
+                                return memref::LoadOp::create(ib, loc, args[0],
+                                                              k);
                               });
           })
           .Case([&](SliceOp s) {
-            return copyKernel(b, loc, result, begin, end,
-                              [&](OpBuilder &ib, ValueRange j) -> Value {
-                                Idx x{ib, loc};
-                                SmallVector<Value> k;
-                                for (size_t d = 0; d < j.size(); ++d)
-                                  k.push_back(x.add(x.c(s.getStart()[d]),
-                                                    x.mul(j[d], x.c(s.getStride()[d]))));
-                                return memref::LoadOp::create(ib, loc, args[0], k);
-                              });
+            return copyKernel(
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
+                  Idx x{ib, loc};
+                  SmallVector<Value> k;
+                  for (size_t d = 0; d < j.size(); ++d)
+                    k.push_back(x.add(x.c(s.getStart()[d]),
+                                      x.mul(j[d], x.c(s.getStride()[d]))));
+                  return memref::LoadOp::create(ib, loc, args[0], k);
+                });
           })
           .Case([&](PadOp p) {
             ArrayRef<int64_t> inShape = p.getOperand().getType().getShape();
             return copyKernel(
-                b, loc, result, begin, end, [&](OpBuilder &ib, ValueRange j) -> Value {
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
                   Idx x{ib, loc};
-                  Value inside = arith::ConstantOp::create(ib, loc, ib.getBoolAttr(true));
+                  Value inside =
+                      arith::ConstantOp::create(ib, loc, ib.getBoolAttr(true));
                   SmallVector<Value> k;
                   for (size_t d = 0; d < j.size(); ++d) {
                     int64_t step = p.getInterior()[d] + 1, n = inShape[d];
                     Value t = x.sub(j[d], x.c(p.getLow()[d]));
                     Value ok = x.cmp(arith::CmpIPredicate::sge, t, x.c(0));
-                    ok = arith::AndIOp::create(
-                        ib, loc, ok,
-                        x.cmp(arith::CmpIPredicate::slt, t, x.c((n - 1) * step + 1)));
+                    ok = arith::AndIOp::create(ib, loc, ok,
+                                               x.cmp(arith::CmpIPredicate::slt,
+                                                     t,
+                                                     x.c((n - 1) * step + 1)));
                     Value i = t;
                     if (step != 1) {
                       ok = arith::AndIOp::create(
                           ib, loc, ok,
                           x.cmp(arith::CmpIPredicate::eq,
-                                arith::RemSIOp::create(ib, loc, t, x.c(step)), x.c(0)));
+                                arith::RemSIOp::create(ib, loc, t, x.c(step)),
+                                x.c(0)));
                       i = arith::DivSIOp::create(ib, loc, t, x.c(step));
                     }
                     inside = arith::AndIOp::create(ib, loc, inside, ok);
                     k.push_back(i);
                   }
                   if (j.empty())
-                    return memref::LoadOp::create(ib, loc, args[0], ValueRange());
+                    return memref::LoadOp::create(ib, loc, args[0],
+                                                  ValueRange());
                   return loadIf(
                       ib, loc, inside,
                       [&](OpBuilder &tb) -> Value {
@@ -355,7 +374,8 @@ LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
           .Case([&](ConcatOp c) {
             int64_t dim = c.getDim();
             return copyKernel(
-                b, loc, result, begin, end, [&](OpBuilder &ib, ValueRange j) -> Value {
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
                   std::function<Value(OpBuilder &, unsigned, int64_t)> from =
                       [&](OpBuilder &fb, unsigned i, int64_t offset) -> Value {
                     Idx x{fb, loc};
@@ -366,11 +386,14 @@ LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
                     int64_t size = tensorOf(c.getInputs()[i]).getDimSize(dim);
                     return loadIf(
                         fb, loc,
-                        x.cmp(arith::CmpIPredicate::slt, j[dim], x.c(offset + size)),
+                        x.cmp(arith::CmpIPredicate::slt, j[dim],
+                              x.c(offset + size)),
                         [&](OpBuilder &tb) -> Value {
                           return memref::LoadOp::create(tb, loc, args[i], k);
                         },
-                        [&](OpBuilder &eb) { return from(eb, i + 1, offset + size); },
+                        [&](OpBuilder &eb) {
+                          return from(eb, i + 1, offset + size);
+                        },
                         element);
                   };
                   return from(ib, 0, 0);
@@ -378,22 +401,24 @@ LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
           })
           .Case([&](BroadcastInDimOp br) {
             RankedTensorType from = br.getOperand().getType();
-            return copyKernel(b, loc, result, begin, end,
-                              [&](OpBuilder &ib, ValueRange j) -> Value {
-                                Idx x{ib, loc};
-                                SmallVector<Value> k;
-                                for (auto [i, d] :
-                                     llvm::enumerate(br.getBroadcastDimensions()))
-                                  k.push_back(from.getDimSize(i) == 1 ? x.c(0) : j[d]);
-                                return memref::LoadOp::create(ib, loc, args[0], k);
-                              });
+            return copyKernel(
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
+                  Idx x{ib, loc};
+                  SmallVector<Value> k;
+                  for (auto [i, d] :
+                       llvm::enumerate(br.getBroadcastDimensions()))
+                    k.push_back(from.getDimSize(i) == 1 ? x.c(0) : j[d]);
+                  return memref::LoadOp::create(ib, loc, args[0], k);
+                });
           })
           .Case([&](TakeOp t) {
             int64_t axis = t.getAxis();
             int64_t bound = t.getOperand().getType().getDimSize(axis);
             int64_t indexRank = t.getIndices().getType().getRank();
             return copyKernel(
-                b, loc, result, begin, end, [&](OpBuilder &ib, ValueRange j) -> Value {
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
                   Idx x{ib, loc};
                   Value row = x.clampedIndex(
                       memref::LoadOp::create(ib, loc, args[1],
@@ -408,15 +433,15 @@ LogicalResult emitDataKernel(Operation *op, func::FuncOp kernel) {
           })
           .Case([&](IotaOp iota) {
             int64_t dim = iota.getDim();
-            return copyKernel(b, loc, result, begin, end,
-                              [&](OpBuilder &ib, ValueRange j) -> Value {
-                                if (!isa<FloatType>(element))
-                                  return arith::IndexCastOp::create(ib, loc, element,
-                                                                    j[dim]);
-                                Value i = arith::IndexCastOp::create(
-                                    ib, loc, ib.getI64Type(), j[dim]);
-                                return arith::SIToFPOp::create(ib, loc, element, i);
-                              });
+            return copyKernel(
+                b, loc, result, begin, end,
+                [&](OpBuilder &ib, ValueRange j) -> Value {
+                  if (!isa<FloatType>(element))
+                    return arith::IndexCastOp::create(ib, loc, element, j[dim]);
+                  Value i = arith::IndexCastOp::create(ib, loc, ib.getI64Type(),
+                                                       j[dim]);
+                  return arith::SIToFPOp::create(ib, loc, element, i);
+                });
           })
           .Default([&](Operation *) {
             return op->emitError("genesis-lower-cpu: no data kernel for '")

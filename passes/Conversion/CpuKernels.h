@@ -51,13 +51,19 @@ struct KernelMath {
   mlir::Value div(mlir::Value x, mlir::Value y) {
     return mlir::arith::DivFOp::create(b, loc, x, y);
   }
-  mlir::Value neg(mlir::Value x) { return mlir::arith::NegFOp::create(b, loc, x); }
+  mlir::Value neg(mlir::Value x) {
+    return mlir::arith::NegFOp::create(b, loc, x);
+  }
   /// NaN-propagating maximum.
   mlir::Value max(mlir::Value x, mlir::Value y) {
     return mlir::arith::MaximumFOp::create(b, loc, x, y);
   }
-  mlir::Value exp(mlir::Value x) { return mlir::math::ExpOp::create(b, loc, x); }
-  mlir::Value log(mlir::Value x) { return mlir::math::LogOp::create(b, loc, x); }
+  mlir::Value exp(mlir::Value x) {
+    return mlir::math::ExpOp::create(b, loc, x);
+  }
+  mlir::Value log(mlir::Value x) {
+    return mlir::math::LogOp::create(b, loc, x);
+  }
   mlir::Value sqrt(mlir::Value x) {
     return mlir::math::SqrtOp::create(b, loc, x);
   }
@@ -134,7 +140,8 @@ bool hasDataKernel(mlir::Operation *op);
 /// The extent of the outermost loop of such an op's kernel.
 int64_t dataKernelOuterExtent(mlir::Operation *op);
 /// Fills `kernel` (made by createKernel) for such an op.
-mlir::LogicalResult emitDataKernel(mlir::Operation *op, mlir::func::FuncOp kernel);
+mlir::LogicalResult emitDataKernel(mlir::Operation *op,
+                                   mlir::func::FuncOp kernel);
 
 /// Row ops outside fusions (CpuRowKernels.cpp): layer_norm, rms_norm, rope,
 /// attention, attention_grad, global_norm (f32/f64).
@@ -142,7 +149,8 @@ bool hasRowKernel(mlir::Operation *op);
 /// The extent of the outermost loop of such an op's kernel.
 int64_t rowKernelOuterExtent(mlir::Operation *op);
 /// Fills `kernel` (made by createKernel) for such an op.
-mlir::LogicalResult emitRowKernel(mlir::Operation *op, mlir::func::FuncOp kernel);
+mlir::LogicalResult emitRowKernel(mlir::Operation *op,
+                                  mlir::func::FuncOp kernel);
 
 } // namespace genesis::cpu
 

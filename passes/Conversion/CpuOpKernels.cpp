@@ -1,4 +1,5 @@
-//===- CpuOpKernels.cpp - CPU kernels of ops outside fusions ---------------===//
+//===- CpuOpKernels.cpp - CPU kernels of ops outside fusions
+//---------------===//
 //
 // The optimizer updates (elementwise over a parameter, several results) and
 // the row-wise compound ops the training step needs (softmax, log_softmax,
@@ -14,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Conversion/CpuKernels.h"
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CpuKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,8 +41,8 @@ func::FuncOp createKernel(OpBuilder &moduleBuilder, Location loc,
           MemRefType::get(tensor.getShape(), tensor.getElementType()));
     }
   argTypes.append(2, moduleBuilder.getIndexType());
-  auto kernel = func::FuncOp::create(moduleBuilder, loc, name,
-                                     moduleBuilder.getFunctionType(argTypes, {}));
+  auto kernel = func::FuncOp::create(
+      moduleBuilder, loc, name, moduleBuilder.getFunctionType(argTypes, {}));
   kernel->setAttr("genesis.kernel", moduleBuilder.getUnitAttr());
   kernel->setAttr("genesis.outer_extent",
                   moduleBuilder.getI64IntegerAttr(outerExtent));
@@ -49,9 +50,10 @@ func::FuncOp createKernel(OpBuilder &moduleBuilder, Location loc,
   return kernel;
 }
 
-LogicalResult buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                            Value begin, Value end,
-                            function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
+LogicalResult
+buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value begin,
+              Value end,
+              function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
   LogicalResult result = success();
   if (shape.empty()) {
     Value runs =
@@ -72,9 +74,10 @@ LogicalResult buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
       return;
     }
     Value lower = d == 0 ? begin : zero;
-    Value upper = d == 0 ? end
-                         : arith::ConstantIndexOp::create(builder, loc, shape[d])
-                               .getResult();
+    Value upper = d == 0
+                      ? end
+                      : arith::ConstantIndexOp::create(builder, loc, shape[d])
+                            .getResult();
     scf::ForOp::create(builder, loc, lower, upper, one, ValueRange(),
                        [&](OpBuilder &inner, Location, Value iv, ValueRange) {
                          index.push_back(iv);
@@ -131,37 +134,42 @@ LogicalResult emitOptimizer(Operation *op, func::FuncOp kernel) {
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](SgdUpdateOp) {
         Value lr = f.widen(scalar(2)), decay = attr("weight_decay");
-        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
-                               [&](OpBuilder &inner, ValueRange i) {
-          F64 g{inner, loc};
-          Value p = g.load(args[0], i);
-          Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
-          g.store(g.sub(p, g.mul(lr, grad)), args[numOperands], i);
-          return success();
-        });
+        result = buildLoopNest(
+            b, loc, paramType.getShape(), begin, end,
+            [&](OpBuilder &inner, ValueRange i) {
+              F64 g{inner, loc};
+              Value p = g.load(args[0], i);
+              Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
+              g.store(g.sub(p, g.mul(lr, grad)), args[numOperands], i);
+              return success();
+            });
       })
       .Case([&](SgdMomentumUpdateOp update) {
         Value lr = f.widen(scalar(3));
         Value first = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::sle, scalar(4),
-            arith::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(1)));
+            arith::ConstantOp::create(b, loc, b.getI64Type(),
+                                      b.getI64IntegerAttr(1)));
         Value momentum = attr("momentum"), dampening = attr("dampening"),
               decay = attr("weight_decay");
         bool nesterov = update.getNesterov();
-        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
-                               [&](OpBuilder &inner, ValueRange i) {
-          F64 g{inner, loc};
-          Value p = g.load(args[0], i);
-          Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
-          Value later = g.add(g.mul(momentum, g.load(args[2], i)),
-                              g.mul(g.sub(g.c(1.0), dampening), grad));
-          Value buffer = g.roundTo(
-              arith::SelectOp::create(inner, loc, first, grad, later), element);
-          g.store(buffer, args[numOperands + 1], i);
-          Value direction = nesterov ? g.add(grad, g.mul(momentum, buffer)) : buffer;
-          g.store(g.sub(p, g.mul(lr, direction)), args[numOperands], i);
-          return success();
-        });
+        result = buildLoopNest(
+            b, loc, paramType.getShape(), begin, end,
+            [&](OpBuilder &inner, ValueRange i) {
+              F64 g{inner, loc};
+              Value p = g.load(args[0], i);
+              Value grad = g.add(g.load(args[1], i), g.mul(decay, p));
+              Value later = g.add(g.mul(momentum, g.load(args[2], i)),
+                                  g.mul(g.sub(g.c(1.0), dampening), grad));
+              Value buffer = g.roundTo(
+                  arith::SelectOp::create(inner, loc, first, grad, later),
+                  element);
+              g.store(buffer, args[numOperands + 1], i);
+              Value direction =
+                  nesterov ? g.add(grad, g.mul(momentum, buffer)) : buffer;
+              g.store(g.sub(p, g.mul(lr, direction)), args[numOperands], i);
+              return success();
+            });
       })
       .Case<AdamUpdateOp, AdamWUpdateOp>([&](auto) {
         // The moments as the evaluator computes them, the parameter's update
@@ -182,40 +190,41 @@ LogicalResult emitOptimizer(Operation *op, func::FuncOp kernel) {
         Value lrDecay = f.mul(lr, decay);
         Value shrink = f.sub(f.c(1.0), lrDecay);
         lrDecay = rounded(lrDecay);
-        result = buildLoopNest(b, loc, paramType.getShape(), begin, end,
-                               [&](OpBuilder &inner, ValueRange i) {
-          F64 w{inner, loc};
-          // KernelMath computes in the type of its `f64` member: here the
-          // parameter's.
-          KernelMath g{inner, loc, element};
-          Value p = g.load(args[0], i), grad = w.load(args[1], i);
-          if (!decoupled)
-            grad = w.add(grad, w.mul(decay, w.widen(p)));
-          Value m = w.narrow(w.add(w.mul(beta1, w.load(args[2], i)),
-                                   w.mul(w.sub(w.c(1.0), beta1), grad)),
-                             element);
-          Value v = w.narrow(
-              w.add(w.mul(beta2, w.load(args[3], i)),
-                    w.mul(w.mul(w.sub(w.c(1.0), beta2), grad), grad)),
-              element);
-          Value denom = g.add(g.div(g.sqrt(v), rootCorrection2), epsilon);
-          Value update = g.div(g.mul(stepSize, m), denom);
-          Value next;
-          if (!decoupled)
-            next = g.sub(p, update);
-          else if (element.isF64())
-            next = g.sub(g.mul(p, shrink), update);
-          else
-            // p - (p lr decay + update): the bracket is small next to p, so
-            // its roundings barely move the result, where rounding
-            // p (1 - lr decay) to f32 would leave it an ulp from the
-            // evaluator's in many elements.
-            next = g.sub(p, g.add(g.mul(p, lrDecay), update));
-          g.store(next, args[numOperands], i);
-          g.store(m, args[numOperands + 1], i);
-          g.store(v, args[numOperands + 2], i);
-          return success();
-        });
+        result = buildLoopNest(
+            b, loc, paramType.getShape(), begin, end,
+            [&](OpBuilder &inner, ValueRange i) {
+              F64 w{inner, loc};
+              // KernelMath computes in the type of its `f64` member: here the
+              // parameter's.
+              KernelMath g{inner, loc, element};
+              Value p = g.load(args[0], i), grad = w.load(args[1], i);
+              if (!decoupled)
+                grad = w.add(grad, w.mul(decay, w.widen(p)));
+              Value m = w.narrow(w.add(w.mul(beta1, w.load(args[2], i)),
+                                       w.mul(w.sub(w.c(1.0), beta1), grad)),
+                                 element);
+              Value v = w.narrow(
+                  w.add(w.mul(beta2, w.load(args[3], i)),
+                        w.mul(w.mul(w.sub(w.c(1.0), beta2), grad), grad)),
+                  element);
+              Value denom = g.add(g.div(g.sqrt(v), rootCorrection2), epsilon);
+              Value update = g.div(g.mul(stepSize, m), denom);
+              Value next;
+              if (!decoupled)
+                next = g.sub(p, update);
+              else if (element.isF64())
+                next = g.sub(g.mul(p, shrink), update);
+              else
+                // p - (p lr decay + update): the bracket is small next to p, so
+                // its roundings barely move the result, where rounding
+                // p (1 - lr decay) to f32 would leave it an ulp from the
+                // evaluator's in many elements.
+                next = g.sub(p, g.add(g.mul(p, lrDecay), update));
+              g.store(next, args[numOperands], i);
+              g.store(m, args[numOperands + 1], i);
+              g.store(v, args[numOperands + 2], i);
+              return success();
+            });
       });
   func::ReturnOp::create(b, loc);
   return result;
@@ -240,18 +249,18 @@ LogicalResult emitSoftmax(Operation *op, int64_t dim, bool logarithm,
       b, loc, around, begin, end, [&](OpBuilder &inner, ValueRange index) {
         F64 f{inner, loc};
         SmallVector<Value> at(index);
-        auto reduceOver = [&](Value init,
-                              function_ref<Value(F64 &, Value, Value)> combine) {
-          auto loop = scf::ForOp::create(
-              inner, loc, zero, size, one, ValueRange{init},
-              [&](OpBuilder &body, Location, Value k, ValueRange carried) {
-                F64 g{body, loc};
-                at[dim] = k;
-                scf::YieldOp::create(body, loc,
-                                     combine(g, carried[0], g.load(args[0], at)));
-              });
-          return loop.getResult(0);
-        };
+        auto reduceOver =
+            [&](Value init, function_ref<Value(F64 &, Value, Value)> combine) {
+              auto loop = scf::ForOp::create(
+                  inner, loc, zero, size, one, ValueRange{init},
+                  [&](OpBuilder &body, Location, Value k, ValueRange carried) {
+                    F64 g{body, loc};
+                    at[dim] = k;
+                    scf::YieldOp::create(
+                        body, loc, combine(g, carried[0], g.load(args[0], at)));
+                  });
+              return loop.getResult(0);
+            };
         Value max = reduceOver(f.c(-INFINITY), [](F64 &g, Value acc, Value x) {
           return g.max(acc, x);
         });
@@ -259,17 +268,16 @@ LogicalResult emitSoftmax(Operation *op, int64_t dim, bool logarithm,
           return g.add(acc, g.exp(g.sub(x, max)));
         });
         Value logSum = f.log(sum);
-        scf::ForOp::create(
-            inner, loc, zero, size, one, ValueRange(),
-            [&](OpBuilder &body, Location, Value k, ValueRange) {
-              F64 g{body, loc};
-              at[dim] = k;
-              Value shifted = g.sub(g.load(args[0], at), max);
-              g.store(logarithm ? g.sub(shifted, logSum)
-                                : g.div(g.exp(shifted), sum),
-                      args[1], at);
-              scf::YieldOp::create(body, loc);
-            });
+        scf::ForOp::create(inner, loc, zero, size, one, ValueRange(),
+                           [&](OpBuilder &body, Location, Value k, ValueRange) {
+                             F64 g{body, loc};
+                             at[dim] = k;
+                             Value shifted = g.sub(g.load(args[0], at), max);
+                             g.store(logarithm ? g.sub(shifted, logSum)
+                                               : g.div(g.exp(shifted), sum),
+                                     args[1], at);
+                             scf::YieldOp::create(body, loc);
+                           });
         return success();
       });
   func::ReturnOp::create(b, loc);
@@ -312,7 +320,8 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
                : arith::ExtSIOp::create(builder, loc, i64, label).getResult();
   };
   auto i64Constant = [&](OpBuilder &builder, int64_t v) -> Value {
-    return arith::ConstantOp::create(builder, loc, i64, builder.getI64IntegerAttr(v));
+    return arith::ConstantOp::create(builder, loc, i64,
+                                     builder.getI64IntegerAttr(v));
   };
 
   // Rows that count (not ignored), for the mean.
@@ -320,40 +329,43 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
       b, loc, zero, rowCount, one, ValueRange{f.c(0.0)},
       [&](OpBuilder &body, Location, Value r, ValueRange carried) {
         F64 g{body, loc};
-        Value kept = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::ne,
-                                           labelAt(body, r), i64Constant(body, ignore));
+        Value kept =
+            arith::CmpIOp::create(body, loc, arith::CmpIPredicate::ne,
+                                  labelAt(body, r), i64Constant(body, ignore));
         scf::YieldOp::create(
             body, loc,
-            ValueRange{g.add(carried[0], arith::SelectOp::create(
-                                             body, loc, kept, g.c(1.0), g.c(0.0)))});
+            ValueRange{g.add(
+                carried[0],
+                arith::SelectOp::create(body, loc, kept, g.c(1.0), g.c(0.0)))});
       });
   Value count = counted.getResult(0);
-  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, begin, end);
+  Value runs =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, begin, end);
   auto once = scf::IfOp::create(b, loc, runs, /*withElseRegion=*/false);
   OpBuilder body = OpBuilder::atBlockBegin(&once.getThenRegion().front());
   F64 g{body, loc};
   Value weightScalar;
   if (gradient) {
-    Value lossGrad =
-        reduction == LossReduction::none
-            ? Value()
-            : g.load(args[2], ValueRange());
-    weightScalar = reduction == LossReduction::mean ? g.div(lossGrad, count)
-                                                    : lossGrad;
+    Value lossGrad = reduction == LossReduction::none
+                         ? Value()
+                         : g.load(args[2], ValueRange());
+    weightScalar =
+        reduction == LossReduction::mean ? g.div(lossGrad, count) : lossGrad;
   }
   auto total = scf::ForOp::create(
       body, loc, zero, rowCount, one, ValueRange{g.c(0.0)},
       [&](OpBuilder &rowBuilder, Location, Value r, ValueRange carried) {
         F64 h{rowBuilder, loc};
         Value label = labelAt(rowBuilder, r);
-        Value ignored = arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::eq,
-                                              label, i64Constant(rowBuilder, ignore));
+        Value ignored =
+            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::eq,
+                                  label, i64Constant(rowBuilder, ignore));
         Value valid = arith::AndIOp::create(
             rowBuilder, loc,
-            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::sge, label,
-                                  i64Constant(rowBuilder, 0)),
-            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::slt, label,
-                                  i64Constant(rowBuilder, classes)));
+            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::sge,
+                                  label, i64Constant(rowBuilder, 0)),
+            arith::CmpIOp::create(rowBuilder, loc, arith::CmpIPredicate::slt,
+                                  label, i64Constant(rowBuilder, classes)));
         // Row statistics: max, sum of exponentials, sum of logits.
         auto stats = scf::ForOp::create(
             rowBuilder, loc, zero, classCount, one,
@@ -361,8 +373,8 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
             [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
               F64 k{cb, loc};
               Value x = k.load(logits, ValueRange{r, c});
-              scf::YieldOp::create(cb, loc,
-                                   ValueRange{k.max(acc[0], x), k.add(acc[1], x)});
+              scf::YieldOp::create(
+                  cb, loc, ValueRange{k.max(acc[0], x), k.add(acc[1], x)});
             });
         Value max = stats.getResult(0), sumLogits = stats.getResult(1);
         auto sums = scf::ForOp::create(
@@ -370,8 +382,8 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
             [&](OpBuilder &cb, Location, Value c, ValueRange acc) {
               F64 k{cb, loc};
               Value x = k.load(logits, ValueRange{r, c});
-              scf::YieldOp::create(cb, loc,
-                                   ValueRange{k.add(acc[0], k.exp(k.sub(x, max)))});
+              scf::YieldOp::create(
+                  cb, loc, ValueRange{k.add(acc[0], k.exp(k.sub(x, max)))});
             });
         Value sum = sums.getResult(0);
         Value nan = h.c(NAN);
@@ -382,36 +394,43 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
         Value rowLoss = h.c(0.0);
         if (!gradient) {
           Value logSumExp = h.add(max, h.log(sum));
-          Value nll = h.sub(logSumExp, h.load(logits, ValueRange{r, safeLabel}));
+          Value nll =
+              h.sub(logSumExp, h.load(logits, ValueRange{r, safeLabel}));
           Value uniform = h.sub(logSumExp, h.div(sumLogits, h.c(classes)));
           Value loss = h.add(h.mul(h.c(1 - smoothing), nll),
                              h.mul(h.c(smoothing), uniform));
           loss = arith::SelectOp::create(rowBuilder, loc, valid, loss, nan);
-          rowLoss = arith::SelectOp::create(rowBuilder, loc, ignored, h.c(0.0), loss);
+          rowLoss =
+              arith::SelectOp::create(rowBuilder, loc, ignored, h.c(0.0), loss);
           if (reduction == LossReduction::none)
             h.store(rowLoss, output, ValueRange{r});
         } else {
           Value weight = reduction == LossReduction::none
                              ? h.load(args[2], ValueRange{r})
                              : weightScalar;
-          Value safeWeight = arith::SelectOp::create(rowBuilder, loc, valid, weight, nan);
+          Value safeWeight =
+              arith::SelectOp::create(rowBuilder, loc, valid, weight, nan);
           scf::ForOp::create(
               rowBuilder, loc, zero, classCount, one, ValueRange(),
               [&](OpBuilder &cb, Location, Value c, ValueRange) {
                 F64 k{cb, loc};
-                Value p = k.div(k.exp(k.sub(k.load(logits, ValueRange{r, c}), max)), sum);
-                Value isLabel = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::eq,
-                                                      c, safeLabel);
-                Value target = k.add(
-                    arith::SelectOp::create(cb, loc, isLabel, k.c(1 - smoothing), k.c(0.0)),
-                    k.c(smoothing / static_cast<double>(classes)));
+                Value p = k.div(
+                    k.exp(k.sub(k.load(logits, ValueRange{r, c}), max)), sum);
+                Value isLabel = arith::CmpIOp::create(
+                    cb, loc, arith::CmpIPredicate::eq, c, safeLabel);
+                Value target =
+                    k.add(arith::SelectOp::create(cb, loc, isLabel,
+                                                  k.c(1 - smoothing), k.c(0.0)),
+                          k.c(smoothing / static_cast<double>(classes)));
                 Value grad = k.mul(safeWeight, k.sub(p, target));
-                k.store(arith::SelectOp::create(cb, loc, ignored, k.c(0.0), grad), output,
-                        ValueRange{r, c});
+                k.store(
+                    arith::SelectOp::create(cb, loc, ignored, k.c(0.0), grad),
+                    output, ValueRange{r, c});
                 scf::YieldOp::create(cb, loc);
               });
         }
-        scf::YieldOp::create(rowBuilder, loc, ValueRange{h.add(carried[0], rowLoss)});
+        scf::YieldOp::create(rowBuilder, loc,
+                             ValueRange{h.add(carried[0], rowLoss)});
       });
   if (!gradient && reduction != LossReduction::none)
     g.store(reduction == LossReduction::sum ? total.getResult(0)
@@ -438,15 +457,17 @@ LogicalResult emitDropout(DropoutOp op, func::FuncOp kernel) {
   auto shape = cast<MemRefType>(kernel.getArgumentTypes()[0]).getShape();
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c32 = [&](OpBuilder &ob, uint32_t v) -> Value {
-    return arith::ConstantOp::create(ob, loc, i32,
-                                     ob.getIntegerAttr(i32, static_cast<int64_t>(v)));
+    return arith::ConstantOp::create(
+        ob, loc, i32, ob.getIntegerAttr(i32, static_cast<int64_t>(v)));
   };
   Value key = memref::LoadOp::create(b, loc, seed, ValueRange{f.idx(0)});
   Value base = memref::LoadOp::create(b, loc, seed, ValueRange{f.idx(1)});
   base = arith::AddIOp::create(
       b, loc, base,
-      arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, op.getOffset())));
-  Value c64v32 = arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, 32));
+      arith::ConstantOp::create(b, loc, i64,
+                                b.getIntegerAttr(i64, op.getOffset())));
+  Value c64v32 =
+      arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, 32));
   Value key0 = arith::TruncIOp::create(b, loc, i32, key);
   Value key1 = arith::TruncIOp::create(
       b, loc, i32, arith::ShRUIOp::create(b, loc, key, c64v32));
@@ -521,9 +542,9 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
     // The seed is the plan's rng_seed tensor, i64[2] = (seed, offset).
     SmallVector<Type> inputs = {
         type, RankedTensorType::get({2}, moduleBuilder.getI64Type())};
-    func::FuncOp kernel = createKernel(
-        moduleBuilder, op->getLoc(), name, inputs,
-        flatAll(op->getResultTypes()), type.getRank() ? type.getDimSize(0) : 1);
+    func::FuncOp kernel = createKernel(moduleBuilder, op->getLoc(), name,
+                                       inputs, flatAll(op->getResultTypes()),
+                                       type.getRank() ? type.getDimSize(0) : 1);
     if (failed(emitDropout(dropout, kernel))) {
       kernel.erase();
       return failure();
@@ -555,8 +576,9 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
   }
   bool optimizer =
       isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op);
-  auto firstType = cast<RankedTensorType>(
-      optimizer ? flat(op->getOperand(0).getType()) : op->getOperand(0).getType());
+  auto firstType =
+      cast<RankedTensorType>(optimizer ? flat(op->getOperand(0).getType())
+                                       : op->getOperand(0).getType());
   int64_t outer = 1;
   if (optimizer)
     outer = firstType.getRank() ? firstType.getDimSize(0) : 1;
@@ -564,7 +586,8 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
     outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
   if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
     outer = softmax.getDim() == 0 ? 1 : firstType.getDimSize(0);
-  SmallVector<Type> inputs(op->getOperandTypes()), outputs(op->getResultTypes());
+  SmallVector<Type> inputs(op->getOperandTypes()),
+      outputs(op->getResultTypes());
   if (optimizer) {
     inputs = flatAll(inputs);
     outputs = flatAll(outputs);

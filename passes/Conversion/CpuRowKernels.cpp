@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Conversion/CpuKernels.h"
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Conversion/CpuKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -53,8 +53,8 @@ SmallVector<Value> loop(OpBuilder &b, Location loc, Value lo, Value hi,
   return SmallVector<Value>(op.getResults());
 }
 
-SmallVector<Value> loop(OpBuilder &b, Location loc, int64_t n,
-                        ValueRange inits, LoopBody body) {
+SmallVector<Value> loop(OpBuilder &b, Location loc, int64_t n, ValueRange inits,
+                        LoopBody body) {
   return loop(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
               arith::ConstantIndexOp::create(b, loc, n), inits, body);
 }
@@ -109,9 +109,10 @@ LogicalResult emitNorm(Operation *op, Value weight, Value bias, bool rms,
           Value d = g.sub(xAt(g, c), mean);
           return g.mul(d, d);
         });
-        Value scale = f.div(
-            f.c(1.0), f.sqrt(f.add(f.div(var, f.c(static_cast<double>(channels))),
-                                   f.c(epsilon))));
+        Value scale =
+            f.div(f.c(1.0),
+                  f.sqrt(f.add(f.div(var, f.c(static_cast<double>(channels))),
+                               f.c(epsilon))));
         loop(inner, loc, channels, ValueRange(),
              [&](OpBuilder &body, Value c, ValueRange) {
                Emit g{body, loc};
@@ -158,8 +159,9 @@ LogicalResult emitRope(RopeOp op, func::FuncOp kernel) {
         Emit g{inner, loc};
         Value d = index.back();
         Value low = g.icmp(arith::CmpIPredicate::ult, d, halfIndex);
-        Value partner = g.select(low, g.iadd(d, halfIndex),
-                                 arith::SubIOp::create(inner, loc, d, halfIndex));
+        Value partner =
+            g.select(low, g.iadd(d, halfIndex),
+                     arith::SubIOp::create(inner, loc, d, halfIndex));
         SmallVector<Value> at(index);
         at.back() = partner;
         Value other = g.load(args[0], at);
@@ -219,8 +221,8 @@ struct Attention {
     if (!causal)
       return compute(b);
     Emit e{b, loc};
-    Value visible = e.icmp(arith::CmpIPredicate::sle, j,
-                           e.iadd(i, e.idx(t - s)));
+    Value visible =
+        e.icmp(arith::CmpIPredicate::sle, j, e.iadd(i, e.idx(t - s)));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{e.f64}, visible,
                                   /*withElseRegion=*/true);
     {
@@ -235,9 +237,8 @@ struct Attention {
 };
 
 Value allocF64(OpBuilder &b, Location loc, int64_t n) {
-  return memref::AllocOp::create(b, loc,
-                                 MemRefType::get({std::max<int64_t>(n, 1)},
-                                                 b.getF64Type()));
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get({std::max<int64_t>(n, 1)}, b.getF64Type()));
 }
 
 LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
@@ -253,40 +254,48 @@ LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
   Value scores = allocF64(b, loc, a.t);
   Emit f{b, loc};
   Value headCount = f.idx(a.heads), groupSize = f.idx(a.group);
-  loop(b, loc, begin, end, ValueRange(), [&](OpBuilder &bhB, Value bh, ValueRange) {
-    Emit e{bhB, loc};
-    Value bi = e.idiv(bh, headCount), h = e.irem(bh, headCount);
-    Value kvh = e.idiv(h, groupSize);
-    loop(bhB, loc, a.s, ValueRange(), [&](OpBuilder &rowB, Value i, ValueRange) {
-      Emit r{rowB, loc};
-      Value max = loop(rowB, loc, a.t, ValueRange{r.c(-INFINITY)},
-                       [&](OpBuilder &jB, Value j, ValueRange acc) {
-                         Emit g{jB, loc};
-                         Value sc = a.score(jB, bi, h, kvh, i, j);
-                         memref::StoreOp::create(jB, loc, sc, scores, ValueRange{j});
-                         return SmallVector<Value>{g.stdMax(acc[0], sc)};
-                       })[0];
-      // With max = -inf every p is NaN and so is sum: the row is written 0.
-      Value sum = sumOver(rowB, loc, a.t, [&](Emit &g, Value j) {
-        Value p = g.exp(g.sub(g.load(scores, ValueRange{j}), max));
-        memref::StoreOp::create(g.b, loc, p, scores, ValueRange{j});
-        return p;
-      });
-      Value positive = r.fcmp(arith::CmpFPredicate::OGT, sum, r.c(0.0));
-      loop(rowB, loc, a.dv, ValueRange(), [&](OpBuilder &cB, Value c, ValueRange) {
-        Emit g{cB, loc};
-        Value acc = sumOver(cB, loc, a.t, [&](Emit &e2, Value j) {
-          return e2.mul(e2.load(scores, ValueRange{j}),
-                        e2.load(a.v, ValueRange{bi, kvh, j, c}));
-        });
-        g.store(g.select(positive, g.div(acc, sum), g.c(0.0)), out,
-                ValueRange{bi, h, i, c});
-        return SmallVector<Value>();
-      });
-      return SmallVector<Value>();
-    });
-    return SmallVector<Value>();
-  });
+  loop(b, loc, begin, end, ValueRange(),
+       [&](OpBuilder &bhB, Value bh, ValueRange) {
+         Emit e{bhB, loc};
+         Value bi = e.idiv(bh, headCount), h = e.irem(bh, headCount);
+         Value kvh = e.idiv(h, groupSize);
+         loop(bhB, loc, a.s, ValueRange(),
+              [&](OpBuilder &rowB, Value i, ValueRange) {
+                Emit r{rowB, loc};
+                Value max =
+                    loop(rowB, loc, a.t, ValueRange{r.c(-INFINITY)},
+                         [&](OpBuilder &jB, Value j, ValueRange acc) {
+                           Emit g{jB, loc};
+                           Value sc = a.score(jB, bi, h, kvh, i, j);
+                           memref::StoreOp::create(jB, loc, sc, scores,
+                                                   ValueRange{j});
+                           return SmallVector<Value>{g.stdMax(acc[0], sc)};
+                         })[0];
+                // With max = -inf every p is NaN and so is sum: the row is
+                // written 0.
+                Value sum = sumOver(rowB, loc, a.t, [&](Emit &g, Value j) {
+                  Value p = g.exp(g.sub(g.load(scores, ValueRange{j}), max));
+                  memref::StoreOp::create(g.b, loc, p, scores, ValueRange{j});
+                  return p;
+                });
+                Value positive =
+                    r.fcmp(arith::CmpFPredicate::OGT, sum, r.c(0.0));
+                loop(
+                    rowB, loc, a.dv, ValueRange(),
+                    [&](OpBuilder &cB, Value c, ValueRange) {
+                      Emit g{cB, loc};
+                      Value acc = sumOver(cB, loc, a.t, [&](Emit &e2, Value j) {
+                        return e2.mul(e2.load(scores, ValueRange{j}),
+                                      e2.load(a.v, ValueRange{bi, kvh, j, c}));
+                      });
+                      g.store(g.select(positive, g.div(acc, sum), g.c(0.0)),
+                              out, ValueRange{bi, h, i, c});
+                      return SmallVector<Value>();
+                    });
+                return SmallVector<Value>();
+              });
+         return SmallVector<Value>();
+       });
   memref::DeallocOp::create(b, loc, scores);
   func::ReturnOp::create(b, loc);
   return success();
@@ -315,108 +324,147 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, func::FuncOp kernel) {
         dsCol = allocF64(b, loc, rows), tmp = allocF64(b, loc, a.t);
   Emit f{b, loc};
   Value sIndex = f.idx(a.s), groupSize = f.idx(a.group);
-  loop(b, loc, begin, end, ValueRange(), [&](OpBuilder &bB, Value bi, ValueRange) {
-    loop(bB, loc, a.kvHeads, ValueRange(), [&](OpBuilder &kvB, Value kvh, ValueRange) {
-      Emit e{kvB, loc};
-      Value firstHead = e.imul(kvh, groupSize);
-      // Row pass.
-      loop(kvB, loc, rows, ValueRange(), [&](OpBuilder &rB, Value r, ValueRange) {
-        Emit g{rB, loc};
-        Value h = g.iadd(firstHead, g.idiv(r, sIndex)), i = g.irem(r, sIndex);
-        Value max = loop(rB, loc, a.t, ValueRange{g.c(-INFINITY)},
-                         [&](OpBuilder &jB, Value j, ValueRange acc) {
+  loop(
+      b, loc, begin, end, ValueRange(),
+      [&](OpBuilder &bB, Value bi, ValueRange) {
+        loop(
+            bB, loc, a.kvHeads, ValueRange(),
+            [&](OpBuilder &kvB, Value kvh, ValueRange) {
+              Emit e{kvB, loc};
+              Value firstHead = e.imul(kvh, groupSize);
+              // Row pass.
+              loop(
+                  kvB, loc, rows, ValueRange(),
+                  [&](OpBuilder &rB, Value r, ValueRange) {
+                    Emit g{rB, loc};
+                    Value h = g.iadd(firstHead, g.idiv(r, sIndex)),
+                          i = g.irem(r, sIndex);
+                    Value max =
+                        loop(rB, loc, a.t, ValueRange{g.c(-INFINITY)},
+                             [&](OpBuilder &jB, Value j, ValueRange acc) {
+                               Emit x{jB, loc};
+                               Value sc = a.score(jB, bi, h, kvh, i, j);
+                               memref::StoreOp::create(jB, loc, sc, tmp,
+                                                       ValueRange{j});
+                               return SmallVector<Value>{x.stdMax(acc[0], sc)};
+                             })[0];
+                    Value valid =
+                        g.fcmp(arith::CmpFPredicate::ONE, max, g.c(-INFINITY));
+                    Value total = sumOver(rB, loc, a.t, [&](Emit &x, Value j) {
+                      Value p = x.exp(x.sub(x.load(tmp, ValueRange{j}), max));
+                      memref::StoreOp::create(x.b, loc, p, tmp, ValueRange{j});
+                      return p;
+                    });
+                    // rowsum(dO * O) with O recomputed in f64, c by c.
+                    Value dot = sumOver(rB, loc, a.dv, [&](Emit &x, Value c) {
+                      Value o = sumOver(x.b, loc, a.t, [&](Emit &y, Value j) {
+                        return y.mul(y.div(y.load(tmp, ValueRange{j}), total),
+                                     y.load(a.v, ValueRange{bi, kvh, j, c}));
+                      });
+                      return x.mul(x.load(outGrad, ValueRange{bi, h, i, c}), o);
+                    });
+                    memref::StoreOp::create(rB, loc, max, rowMax,
+                                            ValueRange{r});
+                    memref::StoreOp::create(rB, loc, total, rowTotal,
+                                            ValueRange{r});
+                    memref::StoreOp::create(rB, loc, dot, rowDot,
+                                            ValueRange{r});
+                    // dS of this row into tmp, then query_grad.
+                    loop(rB, loc, a.t, ValueRange(),
+                         [&](OpBuilder &jB, Value j, ValueRange) {
                            Emit x{jB, loc};
-                           Value sc = a.score(jB, bi, h, kvh, i, j);
-                           memref::StoreOp::create(jB, loc, sc, tmp, ValueRange{j});
-                           return SmallVector<Value>{x.stdMax(acc[0], sc)};
-                         })[0];
-        Value valid = g.fcmp(arith::CmpFPredicate::ONE, max, g.c(-INFINITY));
-        Value total = sumOver(rB, loc, a.t, [&](Emit &x, Value j) {
-          Value p = x.exp(x.sub(x.load(tmp, ValueRange{j}), max));
-          memref::StoreOp::create(x.b, loc, p, tmp, ValueRange{j});
-          return p;
-        });
-        // rowsum(dO * O) with O recomputed in f64, c by c.
-        Value dot = sumOver(rB, loc, a.dv, [&](Emit &x, Value c) {
-          Value o = sumOver(x.b, loc, a.t, [&](Emit &y, Value j) {
-            return y.mul(y.div(y.load(tmp, ValueRange{j}), total),
-                         y.load(a.v, ValueRange{bi, kvh, j, c}));
-          });
-          return x.mul(x.load(outGrad, ValueRange{bi, h, i, c}), o);
-        });
-        memref::StoreOp::create(rB, loc, max, rowMax, ValueRange{r});
-        memref::StoreOp::create(rB, loc, total, rowTotal, ValueRange{r});
-        memref::StoreOp::create(rB, loc, dot, rowDot, ValueRange{r});
-        // dS of this row into tmp, then query_grad.
-        loop(rB, loc, a.t, ValueRange(), [&](OpBuilder &jB, Value j, ValueRange) {
-          Emit x{jB, loc};
-          Value p = x.div(x.load(tmp, ValueRange{j}), total);
-          Value dp = sumOver(jB, loc, a.dv, [&](Emit &y, Value c) {
-            return y.mul(y.load(outGrad, ValueRange{bi, h, i, c}),
-                         y.load(a.v, ValueRange{bi, kvh, j, c}));
-          });
-          Value ds = x.mul(x.mul(p, x.sub(dp, dot)), x.c(a.scale));
-          memref::StoreOp::create(jB, loc, ds, tmp, ValueRange{j});
-          return SmallVector<Value>();
-        });
-        loop(rB, loc, a.d, ValueRange(), [&](OpBuilder &cB, Value c, ValueRange) {
-          Emit x{cB, loc};
-          Value sum = sumOver(cB, loc, a.t, [&](Emit &y, Value j) {
-            return y.mul(y.load(tmp, ValueRange{j}),
-                         y.load(a.k, ValueRange{bi, kvh, j, c}));
-          });
-          // A row whose keys are all masked contributes nothing.
-          x.store(x.select(valid, sum, x.c(0.0)), dq, ValueRange{bi, h, i, c});
-          return SmallVector<Value>();
-        });
+                           Value p = x.div(x.load(tmp, ValueRange{j}), total);
+                           Value dp =
+                               sumOver(jB, loc, a.dv, [&](Emit &y, Value c) {
+                                 return y.mul(
+                                     y.load(outGrad, ValueRange{bi, h, i, c}),
+                                     y.load(a.v, ValueRange{bi, kvh, j, c}));
+                               });
+                           Value ds =
+                               x.mul(x.mul(p, x.sub(dp, dot)), x.c(a.scale));
+                           memref::StoreOp::create(jB, loc, ds, tmp,
+                                                   ValueRange{j});
+                           return SmallVector<Value>();
+                         });
+                    loop(rB, loc, a.d, ValueRange(),
+                         [&](OpBuilder &cB, Value c, ValueRange) {
+                           Emit x{cB, loc};
+                           Value sum =
+                               sumOver(cB, loc, a.t, [&](Emit &y, Value j) {
+                                 return y.mul(
+                                     y.load(tmp, ValueRange{j}),
+                                     y.load(a.k, ValueRange{bi, kvh, j, c}));
+                               });
+                           // A row whose keys are all masked contributes
+                           // nothing.
+                           x.store(x.select(valid, sum, x.c(0.0)), dq,
+                                   ValueRange{bi, h, i, c});
+                           return SmallVector<Value>();
+                         });
+                    return SmallVector<Value>();
+                  });
+              // Key pass.
+              loop(kvB, loc, a.t, ValueRange(),
+                   [&](OpBuilder &jB, Value j, ValueRange) {
+                     loop(
+                         jB, loc, rows, ValueRange(),
+                         [&](OpBuilder &rB, Value r, ValueRange) {
+                           Emit g{rB, loc};
+                           Value h = g.iadd(firstHead, g.idiv(r, sIndex)),
+                                 i = g.irem(r, sIndex);
+                           Value max = g.load(rowMax, ValueRange{r});
+                           Value valid = g.fcmp(arith::CmpFPredicate::ONE, max,
+                                                g.c(-INFINITY));
+                           Value p = g.div(
+                               g.exp(g.sub(a.score(rB, bi, h, kvh, i, j), max)),
+                               g.load(rowTotal, ValueRange{r}));
+                           Value dp =
+                               sumOver(rB, loc, a.dv, [&](Emit &y, Value c) {
+                                 return y.mul(
+                                     y.load(outGrad, ValueRange{bi, h, i, c}),
+                                     y.load(a.v, ValueRange{bi, kvh, j, c}));
+                               });
+                           Value ds = g.mul(
+                               g.mul(p,
+                                     g.sub(dp, g.load(rowDot, ValueRange{r}))),
+                               g.c(a.scale));
+                           memref::StoreOp::create(rB, loc,
+                                                   g.select(valid, p, g.c(0.0)),
+                                                   pCol, ValueRange{r});
+                           memref::StoreOp::create(
+                               rB, loc, g.select(valid, ds, g.c(0.0)), dsCol,
+                               ValueRange{r});
+                           return SmallVector<Value>();
+                         });
+                     auto columnSum = [&](OpBuilder &cB, Value weights,
+                                          Value source, Value c) {
+                       return sumOver(cB, loc, rows, [&](Emit &y, Value r) {
+                         Value h = y.iadd(firstHead, y.idiv(r, sIndex)),
+                               i = y.irem(r, sIndex);
+                         return y.mul(y.load(weights, ValueRange{r}),
+                                      y.load(source, ValueRange{bi, h, i, c}));
+                       });
+                     };
+                     loop(jB, loc, a.d, ValueRange(),
+                          [&](OpBuilder &cB, Value c, ValueRange) {
+                            Emit x{cB, loc};
+                            x.store(columnSum(cB, dsCol, a.q, c), dk,
+                                    ValueRange{bi, kvh, j, c});
+                            return SmallVector<Value>();
+                          });
+                     loop(jB, loc, a.dv, ValueRange(),
+                          [&](OpBuilder &cB, Value c, ValueRange) {
+                            Emit x{cB, loc};
+                            x.store(columnSum(cB, pCol, outGrad, c), dvOut,
+                                    ValueRange{bi, kvh, j, c});
+                            return SmallVector<Value>();
+                          });
+                     return SmallVector<Value>();
+                   });
+              return SmallVector<Value>();
+            });
         return SmallVector<Value>();
       });
-      // Key pass.
-      loop(kvB, loc, a.t, ValueRange(), [&](OpBuilder &jB, Value j, ValueRange) {
-        loop(jB, loc, rows, ValueRange(), [&](OpBuilder &rB, Value r, ValueRange) {
-          Emit g{rB, loc};
-          Value h = g.iadd(firstHead, g.idiv(r, sIndex)), i = g.irem(r, sIndex);
-          Value max = g.load(rowMax, ValueRange{r});
-          Value valid = g.fcmp(arith::CmpFPredicate::ONE, max, g.c(-INFINITY));
-          Value p = g.div(g.exp(g.sub(a.score(rB, bi, h, kvh, i, j), max)),
-                          g.load(rowTotal, ValueRange{r}));
-          Value dp = sumOver(rB, loc, a.dv, [&](Emit &y, Value c) {
-            return y.mul(y.load(outGrad, ValueRange{bi, h, i, c}),
-                         y.load(a.v, ValueRange{bi, kvh, j, c}));
-          });
-          Value ds = g.mul(g.mul(p, g.sub(dp, g.load(rowDot, ValueRange{r}))),
-                           g.c(a.scale));
-          memref::StoreOp::create(rB, loc, g.select(valid, p, g.c(0.0)), pCol,
-                                  ValueRange{r});
-          memref::StoreOp::create(rB, loc, g.select(valid, ds, g.c(0.0)), dsCol,
-                                  ValueRange{r});
-          return SmallVector<Value>();
-        });
-        auto columnSum = [&](OpBuilder &cB, Value weights, Value source,
-                             Value c) {
-          return sumOver(cB, loc, rows, [&](Emit &y, Value r) {
-            Value h = y.iadd(firstHead, y.idiv(r, sIndex)), i = y.irem(r, sIndex);
-            return y.mul(y.load(weights, ValueRange{r}),
-                         y.load(source, ValueRange{bi, h, i, c}));
-          });
-        };
-        loop(jB, loc, a.d, ValueRange(), [&](OpBuilder &cB, Value c, ValueRange) {
-          Emit x{cB, loc};
-          x.store(columnSum(cB, dsCol, a.q, c), dk, ValueRange{bi, kvh, j, c});
-          return SmallVector<Value>();
-        });
-        loop(jB, loc, a.dv, ValueRange(), [&](OpBuilder &cB, Value c, ValueRange) {
-          Emit x{cB, loc};
-          x.store(columnSum(cB, pCol, outGrad, c), dvOut,
-                  ValueRange{bi, kvh, j, c});
-          return SmallVector<Value>();
-        });
-        return SmallVector<Value>();
-      });
-      return SmallVector<Value>();
-    });
-    return SmallVector<Value>();
-  });
   for (Value buffer : {rowMax, rowTotal, rowDot, pCol, dsCol, tmp})
     memref::DeallocOp::create(b, loc, buffer);
   func::ReturnOp::create(b, loc);

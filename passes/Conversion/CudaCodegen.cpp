@@ -1,4 +1,5 @@
-//===- CudaCodegen.cpp - GPU kernels to a cubin and PTX --------------------===//
+//===- CudaCodegen.cpp - GPU kernels to a cubin and PTX
+//--------------------===//
 //
 // Lowers the gpu.module genesis-lower-cuda filled (scf/arith/math/vector/gpu
 // on memrefs) to NVVM with upstream conversions, then serialises it twice
@@ -8,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/IR/GenesisDialect.h"
 #include "passes/Conversion/CudaKernels.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -42,17 +44,20 @@ using namespace mlir;
 namespace genesis::cuda {
 
 void setLaunchAttr(Operation *op, const Launch &launch) {
-  Builder b(op->getContext());
-  op->setAttr("genesis.launch",
-              b.getDenseI64ArrayAttr(
-                  {launch.grid, launch.block, launch.sharedMemoryBytes}));
+  op->setAttr(kLaunchAttrName,
+              LaunchAttr::get(op->getContext(), launch.grid, launch.block,
+                              launch.sharedMemoryBytes));
 }
 
 std::optional<Launch> getLaunchAttr(Operation *op) {
-  auto attr = op->getAttrOfType<DenseI64ArrayAttr>("genesis.launch");
-  if (!attr || attr.size() != 3)
+  auto attr = op->getAttrOfType<LaunchAttr>(kLaunchAttrName);
+  if (!attr)
     return std::nullopt;
-  return Launch{attr[0], attr[1], attr[2]};
+  Launch launch;
+  llvm::copy(attr.getGrid(), launch.grid.begin());
+  llvm::copy(attr.getBlock(), launch.block.begin());
+  launch.sharedMemoryBytes = attr.getShared();
+  return launch;
 }
 
 namespace {
@@ -141,7 +146,8 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
   gpuModule.walk([&](Operation *op) {
     if (op == gpuModule.getOperation() || leftover)
       return;
-    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    StringRef dialect =
+        op->getDialect() ? op->getDialect()->getNamespace() : "";
     if (dialect != "llvm" && dialect != "nvvm")
       leftover = op;
   });

@@ -12,6 +12,8 @@
 
 #include <functional>
 
+using namespace mlir;
+
 namespace genesis::cuda {
 
 namespace {
@@ -277,8 +279,8 @@ Value clampedId(OpBuilder &b, Location loc, Value id, int64_t bound) {
 
 /// `body(i)` for i = first, first + step, ... below end, the builder inside
 /// the loop.
-void forEach(OpBuilder &b, Location loc, Value first, int64_t end,
-             int64_t step, function_ref<void(Value)> body) {
+void forEach(OpBuilder &b, Location loc, Value first, int64_t end, int64_t step,
+             function_ref<void(Value)> body) {
   IndexMath im{b, loc};
   auto loop = scf::ForOp::create(b, loc, first, im.c(end), im.c(step));
   OpBuilder::InsertionGuard guard(b);
@@ -326,8 +328,8 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
     Value offset = im.c(base);
     for (auto [d, stride] : llvm::enumerate(strides))
       if (shape[d] != 1)
-        offset = im.add(offset,
-                        im.mul(j[d], im.c(slice.getStride()[d] * stride)));
+        offset =
+            im.add(offset, im.mul(j[d], im.c(slice.getStride()[d] * stride)));
     return load(0, offset);
   }
   if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
@@ -365,15 +367,15 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
       if (shape[d] > end)
         inside = both(b, loc, inside, im.lt(t, im.c(end - low)));
       if (step != 1)
-        inside = both(b, loc, inside,
-                      cmp(b, loc, arith::CmpIPredicate::eq, im.rem(t, step),
-                          im.c(0)));
+        inside = both(
+            b, loc, inside,
+            cmp(b, loc, arith::CmpIPredicate::eq, im.rem(t, step), im.c(0)));
       offset = im.add(offset, im.mul(im.div(t, step), im.c(stride)));
     }
     if (!inside)
       return load(0, offset);
-    return ifElse(b, loc, inside, element, [&] { return load(0, offset); },
-                  zero);
+    return ifElse(
+        b, loc, inside, element, [&] { return load(0, offset); }, zero);
   }
   if (auto concat = dyn_cast<ConcatOp>(op)) {
     int64_t dim = concat.getDim();
@@ -403,17 +405,17 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
     int64_t axis = take.getAxis(), rows = table[axis];
     int64_t outer = numel(table.take_front(axis));
     int64_t inner = numel(table.drop_front(axis + 1));
-    SmallVector<Value> at = im.delinearize(
-        position, {outer, numel(operandShape(1)), inner});
+    SmallVector<Value> at =
+        im.delinearize(position, {outer, numel(operandShape(1)), inner});
     Value row = clampedId(b, loc, load(1, at[1]), rows);
-    return load(0, im.add(im.mul(im.add(im.mul(at[0], im.c(rows)), row),
-                                 im.c(inner)),
-                          at[2]));
+    return load(
+        0, im.add(im.mul(im.add(im.mul(at[0], im.c(rows)), row), im.c(inner)),
+                  at[2]));
   }
   auto iota = cast<IotaOp>(op);
   int64_t dim = iota.getDim();
-  Value j = im.rem(im.div(position, numel(shape.drop_front(dim + 1))),
-                   shape[dim]);
+  Value j =
+      im.rem(im.div(position, numel(shape.drop_front(dim + 1))), shape[dim]);
   if (!isa<FloatType>(element))
     return arith::IndexCastOp::create(b, loc, element, j);
   return arith::SIToFPOp::create(
@@ -438,17 +440,16 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   int64_t outer = numel(shape.take_front(axis));
   int64_t inner = numel(shape.drop_front(axis + 1));
   int64_t count = op.getIndices().getType().getNumElements();
-  int64_t perLane = std::clamp<int64_t>(ceilDiv(inner, kWarp), 1,
-                                        kScatterColumns);
+  int64_t perLane =
+      std::clamp<int64_t>(ceilDiv(inner, kWarp), 1, kScatterColumns);
   int64_t span = perLane * kWarp;
   int64_t groups = ceilDiv(inner, span);
   int64_t items = outer * rows * groups;
   int64_t warps = kBlock / kWarp;
   int64_t grid = std::min(ceilDiv(items, warps), kMaxGridBlocks);
 
-  GpuKernel kernel =
-      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
-                      op->getResultTypes());
+  GpuKernel kernel = createGpuKernel(
+      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
   setLaunch(kernel, grid, kBlock);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -482,108 +483,114 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
       im.add(im.mul(im.blockId(), im.c(warps)), im.div(thread, kWarp));
   // The loop bounds are uniform across a warp, so all its lanes take part
   // in every shuffle.
-  forEach(b, loc, firstItem, items, std::max<int64_t>(grid, 1) * warps,
-          [&](Value item) {
-    SmallVector<Value> at = im.delinearize(item, {outer, rows, groups});
-    Value row = at[1];
-    // Lanes past the row's end read its last column and skip the store.
-    SmallVector<Value> columns, reads;
-    for (int64_t q = 0; q < perLane; ++q) {
-      Value column =
-          im.add(im.mul(at[2], im.c(span)), im.add(lane, im.c(q * kWarp)));
-      columns.push_back(column);
-      reads.push_back(inner % span == 0
-                          ? column
-                          : arith::MinUIOp::create(b, loc, column,
-                                                   im.c(inner - 1))
-                                .getResult());
-    }
-    Value rowBase = im.mul(im.add(im.mul(at[0], im.c(rows)), row), im.c(inner));
-    Value updateBase = im.mul(at[0], im.c(count * inner));
-    SmallVector<Value> sums;
-    for (Value column : reads)
-      sums.push_back(widen(
-          b, memref::LoadOp::create(b, loc, operand, im.add(rowBase, column))));
-    SmallVector<Type> sumTypes(perLane, sums[0].getType());
-    auto chunks = scf::ForOp::create(
-        b, loc, im.c(0), im.c(count), im.c(kWarp), sums,
-        [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
-          IndexMath cm{cb, loc};
-          Value index = cm.add(base, lane);
-          Value safe = count % kWarp == 0
-                           ? index
-                           : arith::MinUIOp::create(cb, loc, index,
-                                                    cm.c(count - 1))
-                                 .getResult();
-          Value target = clampedId(
-              cb, loc, memref::LoadOp::create(cb, loc, ids, safe), rows);
-          Value match = cmp(cb, loc, arith::CmpIPredicate::eq, target, row);
-          if (count % kWarp != 0)
-            match = both(cb, loc, match, cm.lt(index, cm.c(count)));
-          Value bits = arith::SelectOp::create(cb, loc, match, laneBit,
-                                               i32Constant(cb, 0));
-          Value width = i32Constant(cb, kWarp);
-          for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-            Value other = gpu::ShuffleOp::create(cb, loc, bits,
-                                                 i32Constant(cb, offset), width,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult();
-            bits = arith::OrIOp::create(cb, loc, bits, other);
-          }
-          SmallVector<Value> state{bits};
-          state.append(carried.begin(), carried.end());
-          SmallVector<Type> stateTypes{i32};
-          stateTypes.append(sumTypes);
-          auto matches = scf::WhileOp::create(
-              cb, loc, stateTypes, state,
-              [&](OpBuilder &wb, Location, ValueRange current) {
-                Value more = cmp(wb, loc, arith::CmpIPredicate::ne, current[0],
-                                 i32Constant(wb, 0));
-                scf::ConditionOp::create(wb, loc, more, current);
-              },
-              [&](OpBuilder &wb, Location, ValueRange current) {
-                IndexMath wm{wb, loc};
-                Value set = current[0];
-                // The lowest set bit's position is the exponent of its
-                // value as an f32 (math.cttz has no NVVM lowering here).
-                Value lowest = arith::AndIOp::create(
-                    wb, loc, set,
-                    arith::SubIOp::create(wb, loc, i32Constant(wb, 0), set));
-                Value exponent = arith::ShRUIOp::create(
-                    wb, loc,
-                    arith::BitcastOp::create(
-                        wb, loc, i32,
-                        arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
-                                                lowest)),
-                    i32Constant(wb, 23));
-                Value k = arith::IndexCastOp::create(
-                    wb, loc, wb.getIndexType(),
-                    arith::SubIOp::create(wb, loc, exponent,
-                                          i32Constant(wb, 127)));
-                Value from = wm.add(updateBase,
-                                    wm.mul(wm.add(base, k), wm.c(inner)));
-                SmallVector<Value> next{arith::AndIOp::create(
-                    wb, loc, set,
-                    arith::SubIOp::create(wb, loc, set, i32Constant(wb, 1)))};
-                for (auto [q, column] : llvm::enumerate(reads)) {
-                  Value u = memref::LoadOp::create(wb, loc, updates,
-                                                   wm.add(from, column));
-                  next.push_back(add(wb, current[1 + q], widen(wb, u)));
-                }
-                scf::YieldOp::create(wb, loc, next);
-              });
-          scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
-        });
-    for (auto [q, column] : llvm::enumerate(columns)) {
-      Value sum = chunks.getResult(q);
-      if (widened)
-        sum = arith::TruncFOp::create(b, loc, element, sum);
-      Value valid = inner % span == 0 ? Value() : im.lt(column, im.c(inner));
-      ifThen(b, loc, valid, [&] {
-        memref::StoreOp::create(b, loc, sum, out, im.add(rowBase, column));
+  forEach(
+      b, loc, firstItem, items, std::max<int64_t>(grid, 1) * warps,
+      [&](Value item) {
+        SmallVector<Value> at = im.delinearize(item, {outer, rows, groups});
+        Value row = at[1];
+        // Lanes past the row's end read its last column and skip the store.
+        SmallVector<Value> columns, reads;
+        for (int64_t q = 0; q < perLane; ++q) {
+          Value column =
+              im.add(im.mul(at[2], im.c(span)), im.add(lane, im.c(q * kWarp)));
+          columns.push_back(column);
+          reads.push_back(
+              inner % span == 0
+                  ? column
+                  : arith::MinUIOp::create(b, loc, column, im.c(inner - 1))
+                        .getResult());
+        }
+        Value rowBase =
+            im.mul(im.add(im.mul(at[0], im.c(rows)), row), im.c(inner));
+        Value updateBase = im.mul(at[0], im.c(count * inner));
+        SmallVector<Value> sums;
+        for (Value column : reads)
+          sums.push_back(
+              widen(b, memref::LoadOp::create(b, loc, operand,
+                                              im.add(rowBase, column))));
+        SmallVector<Type> sumTypes(perLane, sums[0].getType());
+        auto chunks = scf::ForOp::create(
+            b, loc, im.c(0), im.c(count), im.c(kWarp), sums,
+            [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
+              IndexMath cm{cb, loc};
+              Value index = cm.add(base, lane);
+              Value safe =
+                  count % kWarp == 0
+                      ? index
+                      : arith::MinUIOp::create(cb, loc, index, cm.c(count - 1))
+                            .getResult();
+              Value target = clampedId(
+                  cb, loc, memref::LoadOp::create(cb, loc, ids, safe), rows);
+              Value match = cmp(cb, loc, arith::CmpIPredicate::eq, target, row);
+              if (count % kWarp != 0)
+                match = both(cb, loc, match, cm.lt(index, cm.c(count)));
+              Value bits = arith::SelectOp::create(cb, loc, match, laneBit,
+                                                   i32Constant(cb, 0));
+              Value width = i32Constant(cb, kWarp);
+              for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+                Value other = gpu::ShuffleOp::create(
+                                  cb, loc, bits, i32Constant(cb, offset), width,
+                                  gpu::ShuffleMode::XOR)
+                                  .getShuffleResult();
+                bits = arith::OrIOp::create(cb, loc, bits, other);
+              }
+              SmallVector<Value> state{bits};
+              state.append(carried.begin(), carried.end());
+              SmallVector<Type> stateTypes{i32};
+              stateTypes.append(sumTypes);
+              auto matches = scf::WhileOp::create(
+                  cb, loc, stateTypes, state,
+                  [&](OpBuilder &wb, Location, ValueRange current) {
+                    Value more = cmp(wb, loc, arith::CmpIPredicate::ne,
+                                     current[0], i32Constant(wb, 0));
+                    scf::ConditionOp::create(wb, loc, more, current);
+                  },
+                  [&](OpBuilder &wb, Location, ValueRange current) {
+                    IndexMath wm{wb, loc};
+                    Value set = current[0];
+                    // The lowest set bit's position is the exponent of its
+                    // value as an f32 (math.cttz has no NVVM lowering here).
+                    Value lowest = arith::AndIOp::create(
+                        wb, loc, set,
+                        arith::SubIOp::create(wb, loc, i32Constant(wb, 0),
+                                              set));
+                    Value exponent = arith::ShRUIOp::create(
+                        wb, loc,
+                        arith::BitcastOp::create(
+                            wb, loc, i32,
+                            arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
+                                                    lowest)),
+                        i32Constant(wb, 23));
+                    Value k = arith::IndexCastOp::create(
+                        wb, loc, wb.getIndexType(),
+                        arith::SubIOp::create(wb, loc, exponent,
+                                              i32Constant(wb, 127)));
+                    Value from = wm.add(updateBase,
+                                        wm.mul(wm.add(base, k), wm.c(inner)));
+                    SmallVector<Value> next{arith::AndIOp::create(
+                        wb, loc, set,
+                        arith::SubIOp::create(wb, loc, set,
+                                              i32Constant(wb, 1)))};
+                    for (auto [q, column] : llvm::enumerate(reads)) {
+                      Value u = memref::LoadOp::create(wb, loc, updates,
+                                                       wm.add(from, column));
+                      next.push_back(add(wb, current[1 + q], widen(wb, u)));
+                    }
+                    scf::YieldOp::create(wb, loc, next);
+                  });
+              scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
+            });
+        for (auto [q, column] : llvm::enumerate(columns)) {
+          Value sum = chunks.getResult(q);
+          if (widened)
+            sum = arith::TruncFOp::create(b, loc, element, sum);
+          Value valid =
+              inner % span == 0 ? Value() : im.lt(column, im.c(inner));
+          ifThen(b, loc, valid, [&] {
+            memref::StoreOp::create(b, loc, sum, out, im.add(rowBase, column));
+          });
+        }
       });
-    }
-  });
   gpu::ReturnOp::create(b, loc);
   return kernel;
 }
@@ -621,9 +628,8 @@ FailureOr<GpuKernel> emitGatherKernel(Operation *op, StringRef name,
   int64_t n =
       cast<RankedTensorType>(op->getResult(0).getType()).getNumElements();
   int64_t grid = std::min(ceilDiv(n, kBlock), kMaxGridBlocks);
-  GpuKernel kernel =
-      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
-                      op->getResultTypes());
+  GpuKernel kernel = createGpuKernel(
+      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
   setLaunch(kernel, grid, kBlock);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -633,9 +639,8 @@ FailureOr<GpuKernel> emitGatherKernel(Operation *op, StringRef name,
   Value out = flatten(b, loc, kernel.outputs[0]);
   forEach(b, loc, im.globalId(kBlock), n, std::max<int64_t>(grid, 1) * kBlock,
           [&](Value position) {
-            memref::StoreOp::create(b, loc,
-                                    gatherElement(op, b, loc, position, in),
-                                    out, position);
+            memref::StoreOp::create(
+                b, loc, gatherElement(op, b, loc, position, in), out, position);
           });
   gpu::ReturnOp::create(b, loc);
   return kernel;

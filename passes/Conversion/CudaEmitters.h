@@ -21,7 +21,33 @@
 #include "mlir/IR/Builders.h"
 
 namespace genesis::cuda {
-using namespace mlir;
+// The MLIR names the emitters use, declared one by one (no using-directive
+// in a header).
+namespace arith = mlir::arith;
+namespace gpu = mlir::gpu;
+namespace memref = mlir::memref;
+namespace LLVM = mlir::LLVM;
+using mlir::ArrayRef;
+using mlir::Block;
+using mlir::cast;
+using mlir::dyn_cast;
+using mlir::FailureOr;
+using mlir::function_ref;
+using mlir::isa;
+using mlir::Location;
+using mlir::MemRefLayoutAttrInterface;
+using mlir::MemRefType;
+using mlir::MLIRContext;
+using mlir::OpBuilder;
+using mlir::Operation;
+using mlir::OpFoldResult;
+using mlir::RankedTensorType;
+using mlir::ReassociationIndices;
+using mlir::SmallVector;
+using mlir::StringRef;
+using mlir::Type;
+using mlir::TypeRange;
+using mlir::Value;
 
 inline constexpr int64_t kWarp = 32;
 /// Enough resident blocks of 256 threads for every SM of an H100 (132 SMs, 8
@@ -120,8 +146,8 @@ inline GpuKernel createGpuKernel(OpBuilder &moduleBuilder, Location loc,
 /// Sets the kernel's launch and its `gpu.known_block_size`, which lets the
 /// backend bound the thread indices.
 inline void setLaunch(GpuKernel &kernel, int64_t grid, int64_t block) {
-  kernel.launch.grid = std::max<int64_t>(grid, 1);
-  kernel.launch.block = block;
+  kernel.launch.grid = {std::max<int64_t>(grid, 1), 1, 1};
+  kernel.launch.block = {block, 1, 1};
   OpBuilder b(kernel.function);
   kernel.function.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(block), 1, 1}));

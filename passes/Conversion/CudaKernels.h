@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -19,15 +20,15 @@ namespace genesis::cuda {
 /// The gpu.module holding every kernel of a lowered module.
 inline constexpr const char *kKernelModuleName = "genesis_kernels";
 
-/// A 1-D launch: `grid` blocks of `block` threads.
+/// A launch: `grid` blocks (x, y, z) of `block` threads (x, y, z) with
+/// `sharedMemoryBytes` of dynamic shared memory.
 struct Launch {
-  int64_t grid = 1;
-  int64_t block = 1;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
   int64_t sharedMemoryBytes = 0;
 };
 
-/// Records `launch` on `op` as `genesis.launch = array<i64: grid, block,
-/// shared>`.
+/// Records `launch` on `op` as `genesis.launch = #genesis.launch<...>`.
 void setLaunchAttr(mlir::Operation *op, const Launch &launch);
 /// The launch recorded on `op`, if any.
 std::optional<Launch> getLaunchAttr(mlir::Operation *op);
@@ -44,8 +45,8 @@ struct KernelImages {
 /// /usr/local/cuda). Index arithmetic is 32-bit (genesis-lower-cuda refuses
 /// larger tensors). Emits a diagnostic and fails when a conversion leaves an
 /// op behind or ptxas is missing or fails.
-mlir::FailureOr<KernelImages> compileCudaKernels(mlir::ModuleOp module,
-                                                 llvm::StringRef chip = "sm_90");
+mlir::FailureOr<KernelImages>
+compileCudaKernels(mlir::ModuleOp module, llvm::StringRef chip = "sm_90");
 
 } // namespace genesis::cuda
 

@@ -28,9 +28,9 @@ bool hasGpuRowKernel(Operation *op) {
   if (!type || !type.getElementType().isF32() || type.getRank() == 0)
     return false;
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return softmax.getDim() == type.getRank() - 1;
+    return static_cast<int64_t>(softmax.getDim()) == type.getRank() - 1;
   if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-    return softmax.getDim() == type.getRank() - 1;
+    return static_cast<int64_t>(softmax.getDim()) == type.getRank() - 1;
   return isa<LayerNormOp, RmsNormOp>(op);
 }
 

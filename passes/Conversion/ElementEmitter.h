@@ -25,8 +25,36 @@
 namespace genesis {
 
 namespace element_emitter_detail {
-using namespace mlir;
-inline bool isFloat(mlir::Type type) { return mlir::isa<mlir::FloatType>(type); }
+// The MLIR names the emitter uses, declared one by one (no using-directive
+// in a header).
+namespace arith = mlir::arith;
+namespace math = mlir::math;
+namespace memref = mlir::memref;
+using mlir::APInt;
+using mlir::ArrayRef;
+using mlir::BlockArgument;
+using mlir::cast;
+using mlir::dyn_cast;
+using mlir::failed;
+using mlir::failure;
+using mlir::FailureOr;
+using mlir::FloatType;
+using mlir::isa;
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::SmallVector;
+using mlir::SplatElementsAttr;
+using mlir::StringRef;
+using mlir::succeeded;
+using mlir::Type;
+using mlir::TypedAttr;
+using mlir::Value;
+using mlir::ValueRange;
+inline bool isFloat(mlir::Type type) {
+  return mlir::isa<mlir::FloatType>(type);
+}
 
 /// Emits the scalar computation of one output element of a fusion body.
 class ElementEmitter {
@@ -80,7 +108,8 @@ private:
   }
 
   Value constantInt(Type type, int64_t value) {
-    return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
+    return arith::ConstantOp::create(b, loc, type,
+                                     b.getIntegerAttr(type, value));
   }
 
   FailureOr<Value> unsupported(Operation *op) {
@@ -119,9 +148,10 @@ private:
       RankedTensorType from = broadcast.getOperand().getType();
       SmallVector<Value> mapped;
       for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
-        mapped.push_back(from.getDimSize(i) == 1
-                             ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-                             : index[dim]);
+        mapped.push_back(
+            from.getDimSize(i) == 1
+                ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+                : index[dim]);
       return at(broadcast.getOperand(), mapped);
     }
     SmallVector<Value> operands;
@@ -148,8 +178,8 @@ private:
     return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
         .Case([&](NegOp) -> Value {
           return floating ? arith::NegFOp::create(b, loc, x[0]).getResult()
-                          : arith::SubIOp::create(b, loc, constantInt(element, 0),
-                                                  x[0])
+                          : arith::SubIOp::create(b, loc,
+                                                  constantInt(element, 0), x[0])
                                 .getResult();
         })
         .Case([&](AbsOp) -> Value {
@@ -160,19 +190,34 @@ private:
           Value negative = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::slt, x[0], zero);
           return arith::SelectOp::create(
-              b, loc, negative, arith::SubIOp::create(b, loc, zero, x[0]), x[0]);
+              b, loc, negative, arith::SubIOp::create(b, loc, zero, x[0]),
+              x[0]);
         })
-        .Case([&](ExpOp) { return math::ExpOp::create(b, loc, x[0]).getResult(); })
-        .Case([&](LogOp) { return math::LogOp::create(b, loc, x[0]).getResult(); })
-        .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](ExpOp) {
+          return math::ExpOp::create(b, loc, x[0]).getResult();
+        })
+        .Case([&](LogOp) {
+          return math::LogOp::create(b, loc, x[0]).getResult();
+        })
+        .Case([&](SqrtOp) {
+          return math::SqrtOp::create(b, loc, x[0]).getResult();
+        })
         .Case([&](RsqrtOp) -> Value {
           return arith::DivFOp::create(b, loc, one(),
                                        math::SqrtOp::create(b, loc, x[0]));
         })
-        .Case([&](TanhOp) { return math::TanhOp::create(b, loc, x[0]).getResult(); })
-        .Case([&](ErfOp) { return math::ErfOp::create(b, loc, x[0]).getResult(); })
-        .Case([&](SinOp) { return math::SinOp::create(b, loc, x[0]).getResult(); })
-        .Case([&](CosOp) { return math::CosOp::create(b, loc, x[0]).getResult(); })
+        .Case([&](TanhOp) {
+          return math::TanhOp::create(b, loc, x[0]).getResult();
+        })
+        .Case([&](ErfOp) {
+          return math::ErfOp::create(b, loc, x[0]).getResult();
+        })
+        .Case([&](SinOp) {
+          return math::SinOp::create(b, loc, x[0]).getResult();
+        })
+        .Case([&](CosOp) {
+          return math::CosOp::create(b, loc, x[0]).getResult();
+        })
         .Case([&](SigmoidOp) { return sigmoidOf(x[0]); })
         .Case([&](SiluOp) -> Value {
           return arith::MulFOp::create(b, loc, x[0], sigmoidOf(x[0]));
@@ -191,19 +236,20 @@ private:
             inner = math::TanhOp::create(
                 b, loc,
                 arith::MulFOp::create(
-                    b, loc, constantFloat(element, std::sqrt(2.0 / M_PI)), poly));
+                    b, loc, constantFloat(element, std::sqrt(2.0 / M_PI)),
+                    poly));
           } else {
             inner = math::ErfOp::create(
                 b, loc,
                 arith::MulFOp::create(b, loc, x[0],
                                       constantFloat(element, M_SQRT1_2)));
           }
-          return arith::MulFOp::create(b, loc, halfX,
-                                       arith::AddFOp::create(b, loc, one(), inner));
+          return arith::MulFOp::create(
+              b, loc, halfX, arith::AddFOp::create(b, loc, one(), inner));
         })
         .Case([&](ReluOp) -> Value {
-          return floating ? arith::MaximumFOp::create(b, loc, x[0],
-                                                      constantFloat(element, 0.0))
+          return floating ? arith::MaximumFOp::create(
+                                b, loc, x[0], constantFloat(element, 0.0))
                                 .getResult()
                           : arith::MaxSIOp::create(b, loc, x[0],
                                                    constantInt(element, 0))
@@ -216,10 +262,12 @@ private:
             Value zero = constantInt(element, 0);
             Value positive = arith::ExtUIOp::create(
                 b, loc, element,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x[0],
+                                      zero));
             Value negative = arith::ExtUIOp::create(
                 b, loc, element,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0], zero));
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x[0],
+                                      zero));
             return arith::SubIOp::create(b, loc, positive, negative);
           }
           Value zero = constantFloat(element, 0.0);
@@ -231,31 +279,36 @@ private:
                                               x[0], x[0]);
           Value magnitude = arith::SelectOp::create(
               b, loc, above, one(),
-              arith::SelectOp::create(b, loc, below, constantFloat(element, -1.0),
-                                      zero));
+              arith::SelectOp::create(b, loc, below,
+                                      constantFloat(element, -1.0), zero));
           return arith::SelectOp::create(b, loc, isNan, x[0], magnitude);
         })
         .Case([&](NotOp) -> Value {
           return arith::XOrIOp::create(b, loc, x[0], constantInt(element, 1));
         })
         .Case([&](AddOp) -> Value {
-          return floating ? arith::AddFOp::create(b, loc, x[0], x[1]).getResult()
-                          : arith::AddIOp::create(b, loc, x[0], x[1]).getResult();
+          return floating
+                     ? arith::AddFOp::create(b, loc, x[0], x[1]).getResult()
+                     : arith::AddIOp::create(b, loc, x[0], x[1]).getResult();
         })
         .Case([&](SubOp) -> Value {
-          return floating ? arith::SubFOp::create(b, loc, x[0], x[1]).getResult()
-                          : arith::SubIOp::create(b, loc, x[0], x[1]).getResult();
+          return floating
+                     ? arith::SubFOp::create(b, loc, x[0], x[1]).getResult()
+                     : arith::SubIOp::create(b, loc, x[0], x[1]).getResult();
         })
         .Case([&](MulOp) -> Value {
-          return floating ? arith::MulFOp::create(b, loc, x[0], x[1]).getResult()
-                          : arith::MulIOp::create(b, loc, x[0], x[1]).getResult();
+          return floating
+                     ? arith::MulFOp::create(b, loc, x[0], x[1]).getResult()
+                     : arith::MulIOp::create(b, loc, x[0], x[1]).getResult();
         })
         .Case([&](DivOp div) -> FailureOr<Value> {
           if (!floating) // integer division by zero must be reported, not UB
             return unsupported(div);
           return arith::DivFOp::create(b, loc, x[0], x[1]).getResult();
         })
-        .Case([&](PowOp) { return math::PowFOp::create(b, loc, x[0], x[1]).getResult(); })
+        .Case([&](PowOp) {
+          return math::PowFOp::create(b, loc, x[0], x[1]).getResult();
+        })
         .Case([&](MaxOp) -> Value {
           return floating
                      ? arith::MaximumFOp::create(b, loc, x[0], x[1]).getResult()
@@ -266,30 +319,58 @@ private:
                      ? arith::MinimumFOp::create(b, loc, x[0], x[1]).getResult()
                      : arith::MinSIOp::create(b, loc, x[0], x[1]).getResult();
         })
-        .Case([&](AndOp) { return arith::AndIOp::create(b, loc, x[0], x[1]).getResult(); })
-        .Case([&](OrOp) { return arith::OrIOp::create(b, loc, x[0], x[1]).getResult(); })
+        .Case([&](AndOp) {
+          return arith::AndIOp::create(b, loc, x[0], x[1]).getResult();
+        })
+        .Case([&](OrOp) {
+          return arith::OrIOp::create(b, loc, x[0], x[1]).getResult();
+        })
         .Case([&](CompareOp compare) -> Value {
           if (floating) {
             // IEEE: every comparison with NaN is false except ne.
-            arith::CmpFPredicate predicate;
+            arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
             switch (compare.getDirection()) {
-            case CompareDirection::eq: predicate = arith::CmpFPredicate::OEQ; break;
-            case CompareDirection::ne: predicate = arith::CmpFPredicate::UNE; break;
-            case CompareDirection::lt: predicate = arith::CmpFPredicate::OLT; break;
-            case CompareDirection::le: predicate = arith::CmpFPredicate::OLE; break;
-            case CompareDirection::gt: predicate = arith::CmpFPredicate::OGT; break;
-            case CompareDirection::ge: predicate = arith::CmpFPredicate::OGE; break;
+            case CompareDirection::eq:
+              predicate = arith::CmpFPredicate::OEQ;
+              break;
+            case CompareDirection::ne:
+              predicate = arith::CmpFPredicate::UNE;
+              break;
+            case CompareDirection::lt:
+              predicate = arith::CmpFPredicate::OLT;
+              break;
+            case CompareDirection::le:
+              predicate = arith::CmpFPredicate::OLE;
+              break;
+            case CompareDirection::gt:
+              predicate = arith::CmpFPredicate::OGT;
+              break;
+            case CompareDirection::ge:
+              predicate = arith::CmpFPredicate::OGE;
+              break;
             }
             return arith::CmpFOp::create(b, loc, predicate, x[0], x[1]);
           }
-          arith::CmpIPredicate predicate;
+          arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
           switch (compare.getDirection()) {
-          case CompareDirection::eq: predicate = arith::CmpIPredicate::eq; break;
-          case CompareDirection::ne: predicate = arith::CmpIPredicate::ne; break;
-          case CompareDirection::lt: predicate = arith::CmpIPredicate::slt; break;
-          case CompareDirection::le: predicate = arith::CmpIPredicate::sle; break;
-          case CompareDirection::gt: predicate = arith::CmpIPredicate::sgt; break;
-          case CompareDirection::ge: predicate = arith::CmpIPredicate::sge; break;
+          case CompareDirection::eq:
+            predicate = arith::CmpIPredicate::eq;
+            break;
+          case CompareDirection::ne:
+            predicate = arith::CmpIPredicate::ne;
+            break;
+          case CompareDirection::lt:
+            predicate = arith::CmpIPredicate::slt;
+            break;
+          case CompareDirection::le:
+            predicate = arith::CmpIPredicate::sle;
+            break;
+          case CompareDirection::gt:
+            predicate = arith::CmpIPredicate::sgt;
+            break;
+          case CompareDirection::ge:
+            predicate = arith::CmpIPredicate::sge;
+            break;
           }
           return arith::CmpIOp::create(b, loc, predicate, x[0], x[1]);
         })
@@ -332,20 +413,23 @@ private:
     unsigned bits = to.getIntOrFloatBitWidth();
     Value low = constantFloat(from, -std::ldexp(1.0, bits - 1));
     Value high = constantFloat(from, std::ldexp(1.0, bits - 1));
-    Value tooLow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x, low);
+    Value tooLow =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x, low);
     Value tooHigh =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, high);
-    Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    Value isNan =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
     Value outside = arith::OrIOp::create(
         b, loc, isNan, arith::OrIOp::create(b, loc, tooLow, tooHigh));
-    Value safe = arith::SelectOp::create(b, loc, outside,
-                                         constantFloat(from, 0.0), x);
+    Value safe =
+        arith::SelectOp::create(b, loc, outside, constantFloat(from, 0.0), x);
     Value truncated = arith::FPToSIOp::create(b, loc, to, safe);
     auto intConstant = [&](const APInt &value) -> Value {
       return arith::ConstantOp::create(b, loc, to, b.getIntegerAttr(to, value));
     };
     Value result = arith::SelectOp::create(
-        b, loc, tooHigh, intConstant(APInt::getSignedMaxValue(bits)), truncated);
+        b, loc, tooHigh, intConstant(APInt::getSignedMaxValue(bits)),
+        truncated);
     result = arith::SelectOp::create(
         b, loc, tooLow, intConstant(APInt::getSignedMinValue(bits)), result);
     return arith::SelectOp::create(b, loc, isNan, constantInt(to, 0), result)

@@ -21,6 +21,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -375,8 +376,10 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
                 callee->getAttrOfType<IntegerAttr>("genesis.outer_extent"))
           launch.outerExtent = std::max<int64_t>(extent.getInt(), 1);
       if (std::optional<cuda::Launch> gpu = cuda::getLaunchAttr(&op)) {
-        launch.grid = {static_cast<uint32_t>(gpu->grid), 1, 1};
-        launch.block = {static_cast<uint32_t>(gpu->block), 1, 1};
+        for (int d = 0; d < 3; ++d) {
+          launch.grid[d] = static_cast<uint32_t>(gpu->grid[d]);
+          launch.block[d] = static_cast<uint32_t>(gpu->block[d]);
+        }
         launch.sharedMemoryBytes =
             static_cast<uint32_t>(gpu->sharedMemoryBytes);
       }
@@ -506,11 +509,16 @@ LogicalResult lowerForTarget(ModuleOp module,
       function.erase();
 
   PassManager pm(context);
-  if (options.timing)
-    pm.enableTiming();
-  // --mlir-timing, --mlir-print-ir-after-all, ... where the tool registered
-  // MLIR's pass manager options (genesis-compile does); a no-op otherwise.
+  // --mlir-print-ir-after-all, --mlir-timing, ... where the tool registered
+  // MLIR's pass manager and timing options (genesis-compile does); no-ops
+  // otherwise. The pass manager prints the timing report when it ends.
   (void)applyPassManagerCLOptions(pm);
+  auto timing = std::make_unique<DefaultTimingManager>();
+  applyDefaultTimingManagerCLOptions(*timing);
+  if (options.timing)
+    timing->setEnabled(true);
+  if (timing->isEnabled())
+    pm.enableTiming(std::move(timing));
   GenesisPipelineOptions pipeline;
   pipeline.precision = options.mixedPrecision;
   pipeline.fuse = options.fuse;

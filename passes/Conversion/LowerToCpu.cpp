@@ -1,4 +1,5 @@
-//===- LowerToCpu.cpp - Fusion regions to CPU loop kernels -----------------===//
+//===- LowerToCpu.cpp - Fusion regions to CPU loop kernels
+//-----------------===//
 //
 // Implements genesis-lower-cpu; Passes.td states the algorithm. The emitter
 // is elemental, as XLA's: each output element is computed by walking the
@@ -19,7 +20,10 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include "llvm/Support/Debug.h"
 #include <cmath>
+
+#define DEBUG_TYPE "genesis-lower-cpu"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISLOWERCPU
@@ -85,27 +89,28 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
   ElementEmitter emitter(b, loc, inputs, "genesis-lower-cpu");
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loopNest = [&](ArrayRef<int64_t> shape,
-                      function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
-    return cpu::buildLoopNest(b, loc, shape, begin, end, body);
-  };
+  auto loopNest =
+      [&](ArrayRef<int64_t> shape,
+          function_ref<LogicalResult(OpBuilder &, ValueRange)> body) {
+        return cpu::buildLoopNest(b, loc, shape, begin, end, body);
+      };
 
   LogicalResult status = success();
   if (!isReduction) {
-    status = loopNest(resultType.getShape(), [&](OpBuilder &builder,
-                                                 ValueRange index) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(builder.getInsertionBlock(),
-                          builder.getInsertionPoint());
-      emitter.beginElement(index);
-      for (auto [value, output] : llvm::zip(yield.getValues(), outputs)) {
-        FailureOr<Value> scalar = emitter.at(value, index);
-        if (failed(scalar))
-          return failure();
-        memref::StoreOp::create(b, loc, *scalar, output, index);
-      }
-      return success();
-    });
+    status = loopNest(
+        resultType.getShape(), [&](OpBuilder &builder, ValueRange index) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(builder.getInsertionBlock(),
+                              builder.getInsertionPoint());
+          emitter.beginElement(index);
+          for (auto [value, output] : llvm::zip(yield.getValues(), outputs)) {
+            FailureOr<Value> scalar = emitter.at(value, index);
+            if (failed(scalar))
+              return failure();
+            memref::StoreOp::create(b, loc, *scalar, output, index);
+          }
+          return success();
+        });
   } else {
     // Loop over the kept dimensions; an inner nest over the reduced ones
     // carries the accumulator.
@@ -196,20 +201,23 @@ struct GenesisLowerCpuPass
         for (Operation &op : function.getBody().getOps())
           if (isa<FusionOp>(op) || cpu::hasOpKernel(&op))
             work.emplace_back(function, &op);
+    LLVM_DEBUG(llvm::dbgs() << work.size() << " CPU kernels\n");
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     llvm::StringMap<unsigned> counters;
     for (auto [function, op] : work) {
       StringRef kind = isa<FusionOp>(op) ? StringRef("fusion")
                                          : op->getName().stripDialect();
-      std::string name = (function.getSymName() + "_" + kind +
-                          Twine(counters[(function.getSymName() + kind).str()]++))
-                             .str();
+      std::string name =
+          (function.getSymName() + "_" + kind +
+           Twine(counters[(function.getSymName() + kind).str()]++))
+              .str();
       FailureOr<func::FuncOp> kernel =
           isa<FusionOp>(op) ? emitKernel(cast<FusionOp>(op), name, builder)
                             : cpu::emitOpKernel(op, name, builder);
       if (failed(kernel))
         return signalPassFailure();
-      op->setAttr("genesis.kernel", FlatSymbolRefAttr::get(&getContext(), name));
+      op->setAttr("genesis.kernel",
+                  FlatSymbolRefAttr::get(&getContext(), name));
     }
   }
 };

@@ -10,7 +10,10 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include "llvm/Support/Debug.h"
 #include <functional>
+
+#define DEBUG_TYPE "genesis-amp"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISAMP
@@ -39,6 +42,8 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
       return signalPassFailure();
     }
     SmallVector<MatmulOp> matmuls;
+    LLVM_DEBUG(llvm::dbgs() << "@" << function.getSymName() << ": GEMMs in "
+                            << computeType << "\n");
     function.walk([&](MatmulOp matmul) {
       if (matmul.getLhs().getType().getElementType().isF32() &&
           matmul.getRhs().getType().getElementType().isF32())

@@ -9,9 +9,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "genesis-autodiff"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISAUTODIFF
@@ -32,8 +35,7 @@ Value splat(OpBuilder &builder, Location loc, Type type, double value) {
   auto tensor = cast<RankedTensorType>(type);
   Attribute scalar = builder.getFloatAttr(tensor.getElementType(), value);
   return ConstantOp::create(
-      builder, loc,
-      cast<ElementsAttr>(DenseElementsAttr::get(tensor, scalar)));
+      builder, loc, cast<ElementsAttr>(DenseElementsAttr::get(tensor, scalar)));
 }
 
 std::string argumentName(func::FuncOp function, unsigned i) {
@@ -48,7 +50,8 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
                                                ArrayRef<unsigned> wrt) {
   if (forward.isExternal() || forward.getNumResults() == 0)
     return forward.emitError("genesis-autodiff: @")
-           << forward.getSymName() << " has no body or no result to differentiate";
+           << forward.getSymName()
+           << " has no body or no result to differentiate";
   auto lossType = dyn_cast<RankedTensorType>(forward.getResultTypes()[0]);
   if (!lossType || lossType.getRank() != 0 ||
       !isa<FloatType>(lossType.getElementType()))
@@ -56,7 +59,8 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
            << forward.getSymName() << " must be a scalar float loss, got "
            << forward.getResultTypes()[0];
   for (unsigned i : wrt)
-    if (i >= forward.getNumArguments() || !isFloatTensor(forward.getArgument(i)))
+    if (i >= forward.getNumArguments() ||
+        !isFloatTensor(forward.getArgument(i)))
       return forward.emitError("genesis-autodiff: argument ")
              << i << " of @" << forward.getSymName()
              << " is not a floating-point tensor and has no gradient";
@@ -107,8 +111,8 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
   auto accumulate = [&](Value value, Value cotangent) {
     auto [it, inserted] = cotangents.try_emplace(value, cotangent);
     if (!inserted)
-      it->second = AddOp::create(builder, cotangent.getLoc(), it->second,
-                                 cotangent);
+      it->second =
+          AddOp::create(builder, cotangent.getLoc(), it->second, cotangent);
   };
   if (varied.contains(loss))
     accumulate(loss, splat(builder, returnOp.getLoc(), lossType, 1.0));
@@ -152,8 +156,8 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
   for (unsigned i : wrt) {
     Value arg = gradient.getArgument(i);
     Value grad = cotangents.lookup(arg);
-    results.push_back(grad ? grad
-                           : splat(builder, returnOp.getLoc(), arg.getType(), 0.0));
+    results.push_back(
+        grad ? grad : splat(builder, returnOp.getLoc(), arg.getType(), 0.0));
   }
   for (auto [n, i] : llvm::enumerate(wrt)) {
     DictionaryAttr attrs = builder.getDictionaryAttr(builder.getNamedAttr(
@@ -187,6 +191,7 @@ struct GenesisAutodiffPass
       return signalPassFailure();
     }
     SmallVector<unsigned> chosen;
+    LLVM_DEBUG(llvm::dbgs() << "differentiating @" << function << "\n");
     for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
       std::string name = argumentName(forward, i);
       auto role = forward.getArgAttrOfType<StringAttr>(i, "genesis.role");

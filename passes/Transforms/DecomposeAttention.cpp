@@ -9,7 +9,10 @@
 
 #include "mlir/IR/Builders.h"
 
+#include "llvm/Support/Debug.h"
 #include <cmath>
+
+#define DEBUG_TYPE "genesis-decompose-attention"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISDECOMPOSEATTENTION
@@ -37,9 +40,10 @@ struct Decomposer {
   }
   Value splat(RankedTensorType type, double value) {
     Type e = type.getElementType();
-    Attribute scalar = isa<FloatType>(e)
-                           ? Attribute(b.getFloatAttr(e, value))
-                           : Attribute(b.getIntegerAttr(e, static_cast<int64_t>(value)));
+    Attribute scalar =
+        isa<FloatType>(e)
+            ? Attribute(b.getFloatAttr(e, value))
+            : Attribute(b.getIntegerAttr(e, static_cast<int64_t>(value)));
     return ConstantOp::create(b, loc, DenseElementsAttr::get(type, scalar));
   }
   Value like(Value x, double value) {
@@ -50,8 +54,8 @@ struct Decomposer {
     auto from = cast<RankedTensorType>(x.getType());
     SmallVector<int64_t> shape(from.getShape());
     shape.back() = last;
-    return BroadcastInDimOp::create(b, loc, tensor(shape),
-                                    x, ArrayRef<int64_t>{0, 1, 2, 3});
+    return BroadcastInDimOp::create(b, loc, tensor(shape), x,
+                                    ArrayRef<int64_t>{0, 1, 2, 3});
   }
   /// Query rows of one key/value head are contiguous ([B, Hq, S, D] is
   /// [B, Hkv, group, S, D]), so GQA is a batched GEMM over B * Hkv.
@@ -78,28 +82,32 @@ struct Decomposer {
       RankedTensorType grid = tensor({queries, keys}, b.getI64Type());
       Value row = IotaOp::create(b, loc, grid, 0);
       Value column = IotaOp::create(b, loc, grid, 1);
-      Value limit = AddOp::create(b, loc, row,
-                                  splat(grid, static_cast<double>(keys - queries)));
-      Value visible = CompareOp::create(b, loc, CompareDirection::le, column, limit);
+      Value limit = AddOp::create(
+          b, loc, row, splat(grid, static_cast<double>(keys - queries)));
+      Value visible =
+          CompareOp::create(b, loc, CompareDirection::le, column, limit);
       visible = BroadcastInDimOp::create(
           b, loc, tensor({batch, heads, queries, keys}, b.getI1Type()), visible,
           ArrayRef<int64_t>{2, 3});
-      scores = SelectOp::create(b, loc, visible, scores, like(scores, -INFINITY));
+      scores =
+          SelectOp::create(b, loc, visible, scores, like(scores, -INFINITY));
     }
     Value max = ReduceMaxOp::create(b, loc, scores, ArrayRef<int64_t>{3}, true);
     Value empty = CompareOp::create(b, loc, CompareDirection::eq, max,
                                     like(max, -INFINITY));
     max = SelectOp::create(b, loc, empty, like(max, 0.0), max);
-    Value exps = ExpOp::create(b, loc, SubOp::create(b, loc, scores, widen(max, keys)));
+    Value exps =
+        ExpOp::create(b, loc, SubOp::create(b, loc, scores, widen(max, keys)));
     Value sum = ReduceSumOp::create(b, loc, exps, ArrayRef<int64_t>{3}, true);
-    Value positive = CompareOp::create(b, loc, CompareDirection::gt, sum,
-                                       like(sum, 0.0));
+    Value positive =
+        CompareOp::create(b, loc, CompareDirection::gt, sum, like(sum, 0.0));
     sum = SelectOp::create(b, loc, positive, sum, like(sum, 1.0));
     return DivOp::create(b, loc, exps, widen(sum, keys));
   }
 };
 
-Decomposer decomposerFor(OpBuilder &b, Operation *op, Value q, Value k, Value v) {
+Decomposer decomposerFor(OpBuilder &b, Operation *op, Value q, Value k,
+                         Value v) {
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
   auto vt = cast<RankedTensorType>(v.getType());
@@ -117,12 +125,13 @@ Decomposer decomposerFor(OpBuilder &b, Operation *op, Value q, Value k, Value v)
 
 void decompose(AttentionOp op) {
   OpBuilder b(op);
-  Decomposer d = decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
+  Decomposer d =
+      decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
   Value p = d.probabilities(op.getQuery(), op.getKey(), op.getMask(),
                             op.getCausal(), op.getScale().convertToDouble());
-  Value out = MatmulOp::create(
-      b, op.getLoc(), d.groupedQueries(p, d.keys),
-      d.perKvHead(op.getValue(), d.keys, d.valueDepth), false, false);
+  Value out = MatmulOp::create(b, op.getLoc(), d.groupedQueries(p, d.keys),
+                               d.perKvHead(op.getValue(), d.keys, d.valueDepth),
+                               false, false);
   op.getResult().replaceAllUsesWith(
       d.reshape(out, {d.batch, d.heads, d.queries, d.valueDepth}));
   op.erase();
@@ -134,31 +143,33 @@ void decompose(AttentionOp op) {
 void decompose(AttentionGradOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Decomposer d = decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
+  Decomposer d =
+      decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
   double scale = op.getScale().convertToDouble();
   Value p = d.probabilities(op.getQuery(), op.getKey(), op.getMask(),
                             op.getCausal(), scale);
   Value groupedP = d.groupedQueries(p, d.keys);
   Value groupedGrad = d.groupedQueries(op.getOutGrad(), d.valueDepth);
-  Value valueGrad = MatmulOp::create(b, loc, groupedP, groupedGrad, true, false);
-  Value pGrad = MatmulOp::create(b, loc, groupedGrad,
-                                 d.perKvHead(op.getValue(), d.keys, d.valueDepth),
-                                 false, true);
+  Value valueGrad =
+      MatmulOp::create(b, loc, groupedP, groupedGrad, true, false);
+  Value pGrad = MatmulOp::create(
+      b, loc, groupedGrad, d.perKvHead(op.getValue(), d.keys, d.valueDepth),
+      false, true);
   pGrad = d.reshape(pGrad, {d.batch, d.heads, d.queries, d.keys});
   // rowsum(dO * O) with O recomputed, as the evaluator does: it equals
   // rowsum(P * dP), which needs no further GEMM.
   Value rowDot = ReduceSumOp::create(b, loc, MulOp::create(b, loc, p, pGrad),
                                      ArrayRef<int64_t>{3}, true);
-  Value scoreGrad =
-      MulOp::create(b, loc, p, SubOp::create(b, loc, pGrad, d.widen(rowDot, d.keys)));
+  Value scoreGrad = MulOp::create(
+      b, loc, p, SubOp::create(b, loc, pGrad, d.widen(rowDot, d.keys)));
   Value groupedScoreGrad = d.groupedQueries(scoreGrad, d.keys);
-  Value queryGrad = MatmulOp::create(b, loc, groupedScoreGrad,
-                                     d.perKvHead(op.getKey(), d.keys, d.depth),
-                                     false, false);
+  Value queryGrad =
+      MatmulOp::create(b, loc, groupedScoreGrad,
+                       d.perKvHead(op.getKey(), d.keys, d.depth), false, false);
   queryGrad = MulOp::create(b, loc, queryGrad, d.like(queryGrad, scale));
-  Value keyGrad = MatmulOp::create(b, loc, groupedScoreGrad,
-                                   d.groupedQueries(op.getQuery(), d.depth), true,
-                                   false);
+  Value keyGrad =
+      MatmulOp::create(b, loc, groupedScoreGrad,
+                       d.groupedQueries(op.getQuery(), d.depth), true, false);
   keyGrad = MulOp::create(b, loc, keyGrad, d.like(keyGrad, scale));
   op.getQueryGrad().replaceAllUsesWith(
       d.reshape(queryGrad, {d.batch, d.heads, d.queries, d.depth}));
@@ -178,6 +189,7 @@ struct GenesisDecomposeAttentionPass
       if (isa<AttentionOp, AttentionGradOp>(op))
         ops.push_back(op);
     });
+    LLVM_DEBUG(llvm::dbgs() << ops.size() << " attention ops\n");
     for (Operation *op : ops) {
       if (auto attention = dyn_cast<AttentionOp>(op))
         decompose(attention);

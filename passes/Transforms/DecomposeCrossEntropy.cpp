@@ -1,4 +1,5 @@
-//===- DecomposeCrossEntropy.cpp - a loss's reduction as a reduce_sum ------===//
+//===- DecomposeCrossEntropy.cpp - a loss's reduction as a reduce_sum
+//------===//
 //
 // Implements genesis-decompose-cross-entropy; Passes.td states the
 // algorithm.
@@ -9,6 +10,9 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "genesis-decompose-cross-entropy"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISDECOMPOSECROSSENTROPY
@@ -27,7 +31,8 @@ Value countedRows(OpBuilder &b, Location loc, Value labels, int64_t ignore,
   auto type = cast<RankedTensorType>(labels.getType());
   Value ignored = ConstantOp::create(
       b, loc,
-      DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), ignore)));
+      DenseElementsAttr::get(type,
+                             b.getIntegerAttr(type.getElementType(), ignore)));
   Value kept = CompareOp::create(b, loc, CompareDirection::ne, labels, ignored);
   Value counted = CastOp::create(
       b, loc, RankedTensorType::get(type.getShape(), element), kept);
@@ -46,9 +51,9 @@ void decompose(CrossEntropyOp op) {
       LossReductionAttr::get(b.getContext(), LossReduction::none));
   Value total = ReduceSumOp::create(b, loc, rows, ArrayRef<int64_t>{0}, false);
   if (op.getReduction() == LossReduction::mean)
-    total = DivOp::create(b, loc, total,
-                          countedRows(b, loc, op.getLabels(),
-                                      op.getIgnoreIndex(), element));
+    total = DivOp::create(
+        b, loc, total,
+        countedRows(b, loc, op.getLabels(), op.getIgnoreIndex(), element));
   op.getResult().replaceAllUsesWith(total);
   op.erase();
 }
@@ -62,9 +67,9 @@ void decompose(CrossEntropyGradOp op) {
   Type element = logits.getElementType();
   Value weight = op.getLossGrad();
   if (op.getReduction() == LossReduction::mean)
-    weight = DivOp::create(b, loc, weight,
-                           countedRows(b, loc, op.getLabels(),
-                                       op.getIgnoreIndex(), element));
+    weight = DivOp::create(
+        b, loc, weight,
+        countedRows(b, loc, op.getLabels(), op.getIgnoreIndex(), element));
   Value rows = BroadcastInDimOp::create(
       b, loc, RankedTensorType::get({logits.getDimSize(0)}, element), weight,
       ArrayRef<int64_t>{});
@@ -87,6 +92,7 @@ struct GenesisDecomposeCrossEntropyPass
           reduction.getValue() != LossReduction::none)
         ops.push_back(op);
     });
+    LLVM_DEBUG(llvm::dbgs() << ops.size() << " reduced cross-entropy ops\n");
     for (Operation *op : ops) {
       if (auto loss = dyn_cast<CrossEntropyOp>(op))
         decompose(loss);

@@ -9,7 +9,10 @@
 
 #include "mlir/IR/Builders.h"
 
+#include "llvm/Support/Debug.h"
 #include <algorithm>
+
+#define DEBUG_TYPE "genesis-decompose-global-norm"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISDECOMPOSEGLOBALNORM
@@ -59,6 +62,7 @@ struct GenesisDecomposeGlobalNormPass
   void runOnOperation() override {
     SmallVector<GlobalNormOp> norms;
     getOperation().walk([&](GlobalNormOp norm) { norms.push_back(norm); });
+    LLVM_DEBUG(llvm::dbgs() << norms.size() << " global norms\n");
     for (GlobalNormOp norm : norms) {
       OpBuilder b(norm);
       Location loc = norm.getLoc();

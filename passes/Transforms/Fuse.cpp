@@ -16,7 +16,10 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include "llvm/Support/Debug.h"
 #include <functional>
+
+#define DEBUG_TYPE "genesis-fuse"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISFUSE
@@ -199,6 +202,7 @@ public:
     for (const Group &group : groups)
       if (!isLoneBroadcast(group))
         kept.push_back(&group);
+    LLVM_DEBUG(llvm::dbgs() << kept.size() << " fusions\n");
     for (const Group *group : kept)
       build(*group);
     for (Operation *op : llvm::reverse(cheap))

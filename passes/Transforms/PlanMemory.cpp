@@ -11,9 +11,12 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
+#include "llvm/Support/Debug.h"
 #include <limits>
 #include <numeric>
 #include <optional>
+
+#define DEBUG_TYPE "genesis-plan-memory"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISPLANMEMORY
@@ -281,6 +284,9 @@ struct GenesisPlanMemoryPass
     FailureOr<MemoryPlan> plan = planMemory(target, alignment);
     if (failed(plan) || failed(verifyMemoryPlan(target, *plan)))
       return signalPassFailure();
+    LLVM_DEBUG(llvm::dbgs()
+               << "@" << target.getSymName() << ": arena " << plan->arenaBytes
+               << " B for " << plan->temporaryBytes << " B of temporaries\n");
 
     Builder builder(&getContext());
     for (Operation &op : target.getBody().front()) {

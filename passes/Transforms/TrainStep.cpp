@@ -11,7 +11,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringSet.h"
 
+#include "llvm/Support/Debug.h"
 #include <numeric>
+
+#define DEBUG_TYPE "genesis-train-step"
 
 namespace genesis {
 #define GEN_PASS_DEF_GENESISTRAINSTEP
@@ -450,6 +453,8 @@ struct GenesisTrainStepPass
       getOperation().emitError("genesis-train-step: no function @") << function;
       return signalPassFailure();
     }
+    LLVM_DEBUG(llvm::dbgs() << "train step of @" << function << " with "
+                            << optimizer << "\n");
     GenesisTrainStepOptions options;
     options.function = function;
     options.optimizer = optimizer;

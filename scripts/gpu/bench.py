@@ -10,7 +10,12 @@ mean wall time per run after warm-up) and the same computation in PyTorch
 warm-up). Memory-bound kernels report
 achieved bandwidth (the fewest bytes: each input read once, each output
 written once) over the measured device-to-device copy bandwidth. Prints a
-markdown table last and writes bench.tsv and bench.png to OUT."""
+markdown table last and writes bench.tsv and bench.png to OUT.
+
+GENESIS_BEFORE=<carry> adds a column: the same rows' plans from another
+carry folder (the same layout, compiled by an earlier compiler), timed in
+the same run, so a compiler change is measured before and after on one
+GPU."""
 import json
 import os
 import re
@@ -31,6 +36,7 @@ DEV = "cuda"
 rng = np.random.default_rng(0)
 # BENCH_ROWS (a regular expression) keeps only the rows whose names match.
 ONLY = re.compile(os.environ.get("BENCH_ROWS", ""))
+BEFORE = os.environ.get("GENESIS_BEFORE")
 
 
 def wanted(name):
@@ -115,12 +121,27 @@ def torch_pair(fn, *args):
 
 
 rows = []  # (name, genesis_ms, eager_ms, compile_ms, bytes or None, flops or None)
+before_ms = {}  # name -> ms of the GENESIS_BEFORE carry's plan
+
+
+def time_before(name, path, inputs, **kwargs):
+    """Times `path` (relative to a carry folder) from GENESIS_BEFORE."""
+    if BEFORE:
+        before_ms[name], _ = genesis(os.path.join(BEFORE, path), inputs, **kwargs)
+
+
+def before_init(folder):
+    """The GENESIS_BEFORE carry's initial weights for `folder`, or this
+    carry's when it has none (the same seed draws the same weights)."""
+    path = os.path.join(BEFORE, folder, "init.safetensors")
+    return path if os.path.exists(path) else os.path.join(CARRY, folder, "init.safetensors")
 
 
 def memory_bound(name, plan, inputs, torch_fn, nbytes, compile=True, function=None):
     if not wanted(name):
         return
     ms, _ = genesis(os.path.join(BENCH, plan), inputs, function=function)
+    time_before(name, os.path.join("bench", plan), inputs, function=function)
     args = [torch.from_numpy(a).to(DEV) for a in inputs]
     if compile:
         eager, compiled = torch_pair(torch_fn, *args)
@@ -184,6 +205,12 @@ def gpt_train_step():
         ms, peak = genesis(os.path.join(CARRY, "gpt", "gpt.gplan"), [ids, targets],
                            extra=["--params", os.path.join(CARRY, "gpt", "init.safetensors"),
                                   "--params", lr_path], function="train_step")
+        name = (f"tiny GPT train step {GPT['layers']}L w{GPT['width']} "
+                f"v{vocab} b{batch}x{seq}")
+        if BEFORE:
+            time_before(name, os.path.join("gpt", "gpt.gplan"), [ids, targets],
+                        extra=["--params", before_init("gpt"),
+                               "--params", lr_path], function="train_step")
     # Earlier rows leave tensors allocated (the GEMM inputs, the MLP): the
     # peaks count only what this row allocates, as Genesis's does.
     base = torch.cuda.memory_allocated()
@@ -211,8 +238,6 @@ def gpt_train_step():
     except Exception as error:
         print(f"torch.compile failed: {error}", flush=True)
         compiled, compiled_peak = float("nan"), 0
-    name = (f"tiny GPT train step {GPT['layers']}L w{GPT['width']} "
-            f"v{vocab} b{batch}x{seq}")
     rows.append((name, ms, eager, compiled, None, None))
     print(f"tiny GPT: genesis {ms:.3f} ms (peak {peak} B), eager {eager:.3f} (peak {eager_peak} B), "
           f"compile {compiled:.3f} (peak {compiled_peak} B)", flush=True)
@@ -310,6 +335,11 @@ def main():
             ms, peak = genesis(os.path.join(CARRY, "mlp4096", "mlp.gplan"), [images, digits],
                                extra=["--params", os.path.join(CARRY, "mlp4096", "init.safetensors"),
                                       "--params", lr_path], function="train_step")
+            if BEFORE:
+                time_before("MLP train step b4096", os.path.join("mlp4096", "mlp.gplan"),
+                            [images, digits],
+                            extra=["--params", before_init("mlp4096"),
+                                   "--params", lr_path], function="train_step")
         model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
                                     torch.nn.Linear(256, 128), torch.nn.ReLU(),
                                     torch.nn.Linear(128, 10)).to(DEV)
@@ -373,14 +403,20 @@ def main():
         print(f"plot not written: {error}")
 
     print(f"\ncopy bandwidth {bandwidth / 1e12:.2f} TB/s; device {torch.cuda.get_device_name()}")
-    print("| benchmark | Genesis ms | eager ms | compile ms | Genesis/eager | Genesis/compile | BW % or TFLOP/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    before_head = " Genesis before ms | before/after |" if BEFORE else ""
+    print("| benchmark | Genesis ms | eager ms | compile ms | Genesis/eager | Genesis/compile "
+          "| BW % or TFLOP/s |" + before_head)
+    print("| --- | --- | --- | --- | --- | --- | --- |" + (" --- | --- |" if BEFORE else ""))
     for name, g, e, c, nbytes, fl in rows:
         perf = (f"{100 * nbytes / (g * 1e-3) / bandwidth:.0f}%" if nbytes
                 else f"{fl / (g * 1e-3) / 1e12:.0f} TF/s" if fl else "-")
         cs = f"{c:.3f}" if c is not None else "-"
         speed_c = f"{c / g:.2f}x" if c is not None else "-"
-        print(f"| {name} | {g:.3f} | {e:.3f} | {cs} | {e / g:.2f}x | {speed_c} | {perf} |")
+        before = ""
+        if BEFORE:
+            b = before_ms.get(name)
+            before = f" {b:.3f} | {b / g:.2f}x |" if b is not None else " - | - |"
+        print(f"| {name} | {g:.3f} | {e:.3f} | {cs} | {e / g:.2f}x | {speed_c} | {perf} |{before}")
 
 
 if __name__ == "__main__":

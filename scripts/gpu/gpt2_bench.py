@@ -18,7 +18,9 @@ SXM dense bf16). Peak memory: Genesis's arena plus persistent tensors
 (genesis-run's "peak"), PyTorch's max_memory_allocated over the steps
 (weights, gradients, optimizer state and activations in both). With
 GPT2_PROFILE=1 it prints Genesis's slowest steps instead of the PyTorch
-rows."""
+rows. GPT2_BEFORE_PLAN=<plan> adds a row for that plan (an earlier
+compiler's) with the same weights and batch, timed in the same run.
+GPT2_GENESIS_ONLY=1 skips the PyTorch rows."""
 import os
 import re
 import subprocess
@@ -53,8 +55,8 @@ def stdlib_tokens(limit=8 << 20):
     return np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
 
 
-def genesis_run(args):
-    run = subprocess.run([GENESIS_RUN, PLAN, "-f", "train_step"] + args,
+def genesis_run(args, plan=PLAN):
+    run = subprocess.run([GENESIS_RUN, plan, "-f", "train_step"] + args,
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(run.stderr.strip()[-800:])
@@ -115,11 +117,29 @@ def main():
                   f"after {STEPS} steps, peak {peak / 2**30:.2f} GiB", flush=True)
         except Exception as error:  # the PyTorch rows still print
             print(f"Genesis failed: {error}", flush=True)
+        before = os.environ.get("GPT2_BEFORE_PLAN")
+        if before:
+            try:
+                b_first = float(re.search(r"loss: f32\[\] = \[([-0-9.e+na]+)\]",
+                                          genesis_run(common, before)).group(1))
+                out = genesis_run(common + ["--repeat", str(STEPS), "--bench", "10"], before)
+                b_last = float(re.search(r"loss: f32\[\] = \[([-0-9.e+na]+)\]", out).group(1))
+                b_ms = float(re.search(r"bench: ([0-9.]+) ms", out).group(1))
+                b_peak = int(re.search(r"peak (\d+) B", out).group(1))
+                rows.append(("Genesis before (bf16 GEMMs)", b_ms, b_peak, b_first, b_last))
+                print(f"Genesis before: {b_ms:.2f} ms/step, loss {b_first:.4f} -> {b_last:.4f}",
+                      flush=True)
+            except Exception as error:
+                print(f"Genesis before failed: {error}", flush=True)
+    if os.environ.get("GPT2_GENESIS_ONLY"):
+        systems = []
+    else:
+        systems = [("PyTorch eager (autocast bf16)", False),
+                   ("torch.compile (autocast bf16)", True)]
     init = {k: v.clone() for k, v in model.state_dict().items()}
 
     x, y = torch.from_numpy(ids).cuda(), torch.from_numpy(targets).cuda()
-    for name, compiled in [("PyTorch eager (autocast bf16)", False),
-                           ("torch.compile (autocast bf16)", True)]:
+    for name, compiled in systems:
         model.load_state_dict(init)
         decay = [p for p in model.parameters() if p.dim() > 1]
         rest = [p for p in model.parameters() if p.dim() <= 1]

@@ -24,6 +24,8 @@
 
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -189,6 +191,11 @@ void refuseInputAsOutput(const std::string &path) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-timing, --mlir-print-ir-after-all and the rest of MLIR's pass
+  // manager options apply to the compile pipeline (lowerForTarget); --help
+  // lists only genesis-compile's own.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   showOnlyOptions("genesis-compile options",
                   {std::addressof(inputFile), std::addressof(target),
                    std::addressof(allowTf32), std::addressof(emit),

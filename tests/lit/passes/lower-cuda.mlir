@@ -6,7 +6,7 @@
 // the result's shape is read, and the result written, as one 16-byte vector;
 // the broadcast input is read per element.
 // CHECK-LABEL: func.func @f(
-// CHECK: genesis.fusion %{{.+}}, %{{.+}} {genesis.kernel = @f_fusion0, genesis.launch = array<i64: 8, 256, 0>}
+// CHECK: genesis.fusion %{{.+}}, %{{.+}} {genesis.kernel = @f_fusion0, genesis.launch = #genesis.launch<grid = [8, 1, 1], block = [256, 1, 1], shared = 0>}
 // CHECK: gpu.module @genesis_kernels
 // CHECK: gpu.func @f_fusion0(%[[A:[a-z0-9]+]]: memref<64x128xf32>, %[[B:[a-z0-9]+]]: memref<128xf32>, %[[OUT:[a-z0-9]+]]: memref<64x128xf32>) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -32,7 +32,7 @@ func.func @f(%a: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> 
 // A row reduction: a warp per row, 8 rows per block, a butterfly of xor
 // shuffles, lane 0 stores.
 // CHECK-LABEL: func.func @rows(
-// CHECK: genesis.launch = array<i64: 4, 256, 0>
+// CHECK: genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [256, 1, 1], shared = 0>
 // CHECK: gpu.func @rows_fusion0(
 // CHECK: scf.for {{.+}} iter_args
 // CHECK: gpu.shuffle xor
@@ -57,7 +57,7 @@ func.func @rows(%a: tensor<32x100xf32>) -> tensor<32xf32> {
 // A column reduction: 32 columns per block, partial sums through shared
 // memory, combined in a fixed order after a barrier.
 // CHECK-LABEL: func.func @columns(
-// CHECK: genesis.launch = array<i64: 2, 1024, 0>
+// CHECK: genesis.launch = #genesis.launch<grid = [2, 1, 1], block = [1024, 1, 1], shared = 0>
 // CHECK: gpu.func @columns_fusion0({{.+}}) workgroup(%[[SHARED:.+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: memref.store %{{.+}}, %[[SHARED]]
 // CHECK: gpu.barrier
@@ -75,7 +75,7 @@ func.func @columns(%a: tensor<512x40xf32>) -> tensor<40xf32> {
 // An optimizer update outside fusions: the CPU op kernel over the flattened
 // parameter, called with one element per thread.
 // CHECK-LABEL: func.func @sgd(
-// CHECK: genesis.sgd_update {{.+}}genesis.kernel = @sgd_sgd_update0, genesis.launch = array<i64: 2, 128, 0>
+// CHECK: genesis.sgd_update {{.+}}genesis.kernel = @sgd_sgd_update0, genesis.launch = #genesis.launch<grid = [2, 1, 1], block = [128, 1, 1], shared = 0>
 // CHECK: func.func private @sgd_sgd_update0_body(%{{.+}}: memref<240xf32>, %{{.+}}: memref<240xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<240xf32>, %{{.+}}: index, %{{.+}}: index)
 // CHECK: gpu.func @sgd_sgd_update0(
 // CHECK: call @sgd_sgd_update0_body
@@ -92,8 +92,8 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
 // of 2 x 3 x 2 tiles. A transpose keeping the innermost dimension copies a
 // thread per element.
 // CHECK-LABEL: func.func @transpose(
-// CHECK: genesis.transpose %{{.+}}, [0, 2, 1] {genesis.kernel = @transpose_transpose0, genesis.launch = array<i64: 12, 256, 0>}
-// CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = array<i64: 4, 256, 0>}
+// CHECK: genesis.transpose %{{.+}}, [0, 2, 1] {genesis.kernel = @transpose_transpose0, genesis.launch = #genesis.launch<grid = [12, 1, 1], block = [256, 1, 1], shared = 0>}
+// CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [256, 1, 1], shared = 0>}
 // CHECK: gpu.func @transpose_transpose0(%{{.+}}: memref<2x40x70xf32>, %{{.+}}: memref<2x70x40xf32>) workgroup(%[[TILE:.+]] : memref<1056xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-COUNT-4: memref.store %{{.+}}, %[[TILE]]
@@ -115,9 +115,9 @@ func.func @transpose(%a: tensor<2x40x70xf32>, %b: tensor<2x5x6x16xf32>) -> (tens
 // [0, rows) in the id's own type before the index cast; a pad loads only
 // inside the operand and on the interior step, else yields zero.
 // CHECK-LABEL: func.func @gather(
-// CHECK: genesis.slice {{.+}}genesis.kernel = @gather_slice0, genesis.launch = array<i64: 64, 256, 0>
-// CHECK: genesis.pad {{.+}}genesis.kernel = @gather_pad0, genesis.launch = array<i64: 1, 256, 0>
-// CHECK: genesis.take {{.+}}genesis.kernel = @gather_take0, genesis.launch = array<i64: 100, 256, 0>
+// CHECK: genesis.slice {{.+}}genesis.kernel = @gather_slice0, genesis.launch = #genesis.launch<grid = [64, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: genesis.pad {{.+}}genesis.kernel = @gather_pad0, genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: genesis.take {{.+}}genesis.kernel = @gather_take0, genesis.launch = #genesis.launch<grid = [100, 1, 1], block = [256, 1, 1], shared = 0>
 // CHECK: gpu.func @gather_slice0(
 // CHECK: scf.for
 // CHECK: memref.load
@@ -145,7 +145,7 @@ func.func @gather(%a: tensor<16x64x96xf32>, %b: tensor<2x5xi64>, %t: tensor<1000
 // holding 2 of the 64 columns in f64; the ids are walked 32 at a time, the
 // lanes' match bits ORed across the warp, the matches added in order.
 // CHECK-LABEL: func.func @scatter(
-// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = array<i64: 63, 256, 0>
+// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [63, 1, 1], block = [256, 1, 1], shared = 0>
 // CHECK: gpu.func @scatter_scatter_add0(
 // CHECK: arith.extf %{{.+}} : f32 to f64
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64)
@@ -167,7 +167,7 @@ func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<40
 // block per row of 64 threads holding 4 columns each, 2 warps: the sum
 // accumulates in f64, then the epilogue's stores).
 // CHECK-LABEL: func.func @epilogue(
-// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = array<i64: 16, 64, 0>}
+// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 {genesis.kernel = @epilogue_fusion0, genesis.launch = #genesis.launch<grid = [16, 1, 1], block = [64, 1, 1], shared = 0>}
 // CHECK-NOT: genesis.fusion
 // CHECK: gpu.func @epilogue_fusion0({{.+}}) workgroup({{.+}} : memref<2xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: arith.extf {{.+}} : f32 to f64
@@ -199,7 +199,7 @@ func.func @epilogue(%y: tensor<16x200xf32>, %g: tensor<16x200xf32>) -> tensor<16
 // which yields dx alone: one kernel, a block per row (32 threads of 3
 // columns), one shared array per reduction.
 // CHECK-LABEL: func.func @chain(
-// CHECK: genesis.fusion %arg0, %arg1, %arg2 {genesis.kernel = @chain_fusion0, genesis.launch = array<i64: 4, 32, 0>} : (tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32>
+// CHECK: genesis.fusion %arg0, %arg1, %arg2 {genesis.kernel = @chain_fusion0, genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [32, 1, 1], shared = 0>} : (tensor<4x96xf32>, tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32>
 // CHECK-NOT: genesis.fusion
 // CHECK: gpu.func @chain_fusion0({{.+}}) workgroup(%{{.+}} : memref<1xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<1xf64, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-COUNT-2: gpu.barrier

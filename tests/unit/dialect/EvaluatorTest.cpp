@@ -42,10 +42,18 @@ using Shape = std::vector<int64_t>;
 HostArray array(DType dtype, Shape shape, const Values &values) {
   return HostArray::fromValues(dtype, std::move(shape), values);
 }
-HostArray f32(Shape shape, const Values &v) { return array(DType::F32, shape, v); }
-HostArray f64(Shape shape, const Values &v) { return array(DType::F64, shape, v); }
-HostArray f16(Shape shape, const Values &v) { return array(DType::F16, shape, v); }
-HostArray bf16(Shape shape, const Values &v) { return array(DType::BF16, shape, v); }
+HostArray f32(Shape shape, const Values &v) {
+  return array(DType::F32, shape, v);
+}
+HostArray f64(Shape shape, const Values &v) {
+  return array(DType::F64, shape, v);
+}
+HostArray f16(Shape shape, const Values &v) {
+  return array(DType::F16, shape, v);
+}
+HostArray bf16(Shape shape, const Values &v) {
+  return array(DType::BF16, shape, v);
+}
 HostArray ints(DType dtype, Shape shape, const std::vector<int64_t> &v) {
   return HostArray::fromValues(dtype, std::move(shape), v);
 }
@@ -75,8 +83,8 @@ std::string describe(const HostArray &a) {
                                    double tolerance = 0.0) {
   if (got.dtype() != dtype || got.shape() != shape)
     return ::testing::AssertionFailure()
-           << "got " << got.typeString() << ", expected "
-           << dtypeName(dtype) << shapeString(shape);
+           << "got " << got.typeString() << ", expected " << dtypeName(dtype)
+           << shapeString(shape);
   if (static_cast<size_t>(got.numel()) != expected.size())
     return ::testing::AssertionFailure() << "bad expected value count";
   for (int64_t i = 0; i < got.numel(); ++i) {
@@ -96,8 +104,8 @@ std::string describe(const HostArray &a) {
                                        const std::vector<int64_t> &expected) {
   if (got.dtype() != dtype || got.shape() != shape)
     return ::testing::AssertionFailure()
-           << "got " << got.typeString() << ", expected "
-           << dtypeName(dtype) << shapeString(shape);
+           << "got " << got.typeString() << ", expected " << dtypeName(dtype)
+           << shapeString(shape);
   for (int64_t i = 0; i < got.numel(); ++i)
     if (got.getInt(i) != expected.at(i))
       return ::testing::AssertionFailure()
@@ -115,7 +123,8 @@ protected:
 
   /// Parses and verifies `ir` (source name "test.mlir", so op locations read
   /// "test.mlir:LINE:COL") and returns its function `name`, or the first.
-  mlir::func::FuncOp parse(const std::string &ir, const std::string &name = "") {
+  mlir::func::FuncOp parse(const std::string &ir,
+                           const std::string &name = "") {
     module = mlir::parseSourceString<mlir::ModuleOp>(
         ir, mlir::ParserConfig(&context), "test.mlir");
     if (!module)
@@ -130,7 +139,8 @@ protected:
   }
 
   /// The single result of `ir` on `arguments`.
-  HostArray run1(const std::string &ir, const std::vector<HostArray> &arguments) {
+  HostArray run1(const std::string &ir,
+                 const std::vector<HostArray> &arguments) {
     std::vector<HostArray> results = run(ir, arguments);
     EXPECT_EQ(results.size(), 1u);
     return results.at(0);
@@ -140,8 +150,8 @@ protected:
   /// arguments of type `argType`, returning `resultType`.
   static std::string fn(const std::string &argTypes, const std::string &op,
                         const std::string &resultType) {
-    return "func.func @f(" + argTypes + ") -> " + resultType + " {\n  %r = " +
-           op + "\n  return %r : " + resultType + "\n}\n";
+    return "func.func @f(" + argTypes + ") -> " + resultType +
+           " {\n  %r = " + op + "\n  return %r : " + resultType + "\n}\n";
   }
 
   mlir::MLIRContext context;
@@ -153,14 +163,15 @@ protected:
 //===----------------------------------------------------------------------===//
 
 TEST_F(EvaluatorTest, Constants) {
-  auto results = run(R"(func.func @f() -> (tensor<2xf32>, tensor<2x2xi64>, tensor<i1>, tensor<3xbf16>) {
+  auto results = run(
+      R"(func.func @f() -> (tensor<2xf32>, tensor<2x2xi64>, tensor<i1>, tensor<3xbf16>) {
   %0 = genesis.constant dense<[1.5, -0.25]> : tensor<2xf32>
   %1 = genesis.constant dense<7> : tensor<2x2xi64>
   %2 = genesis.constant dense<true> : tensor<i1>
   %3 = genesis.constant dense<[1.0, 3.0, 0.1]> : tensor<3xbf16>
   return %0, %1, %2, %3 : tensor<2xf32>, tensor<2x2xi64>, tensor<i1>, tensor<3xbf16>
 })",
-                     {});
+      {});
   ASSERT_EQ(results.size(), 4u);
   EXPECT_TRUE(matches(results[0], DType::F32, {2}, {1.5, -0.25}));
   EXPECT_TRUE(matchesInts(results[1], DType::I64, {2, 2}, {7, 7, 7, 7}));
@@ -183,35 +194,44 @@ TEST_F(EvaluatorTest, ExactUnaryOps) {
                       DType::F32, {5}, {0.0, 0.0, 0.0, 0.5, kNaN}));
   HostArray positive = f32({3}, {4.0, 2.25, 0.25});
   const std::string t3 = "tensor<3xf32>";
-  EXPECT_TRUE(matches(run1(fn("%a: " + t3, "genesis.sqrt %a : " + t3, t3), {positive}),
-                      DType::F32, {3}, {2.0, 1.5, 0.5}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t3, "genesis.rsqrt %a : " + t3, t3), {positive}),
-                      DType::F32, {3}, {0.5, 1.0 / 1.5, 2.0}, 1e-7));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t3, "genesis.sqrt %a : " + t3, t3), {positive}),
+              DType::F32, {3}, {2.0, 1.5, 0.5}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t3, "genesis.rsqrt %a : " + t3, t3), {positive}),
+              DType::F32, {3}, {0.5, 1.0 / 1.5, 2.0}, 1e-7));
   const std::string b = "tensor<2xi1>";
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + b, "genesis.not %a : " + b, b),
-                               {i1({2}, {1, 0})}),
-                          DType::I1, {2}, {0, 1}));
+  EXPECT_TRUE(matchesInts(
+      run1(fn("%a: " + b, "genesis.not %a : " + b, b), {i1({2}, {1, 0})}),
+      DType::I1, {2}, {0, 1}));
   // Integer forms.
   const std::string ti = "tensor<4xi32>";
   HostArray n = i32({4}, {-5, 0, 7, INT32_MIN});
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + ti, "genesis.abs %a : " + ti, ti), {n}),
-                          DType::I32, {4}, {5, 0, 7, INT32_MIN}));
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + ti, "genesis.sign %a : " + ti, ti), {n}),
-                          DType::I32, {4}, {-1, 0, 1, -1}));
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + ti, "genesis.relu %a : " + ti, ti), {n}),
-                          DType::I32, {4}, {0, 0, 7, 0}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + ti, "genesis.abs %a : " + ti, ti), {n}),
+                  DType::I32, {4}, {5, 0, 7, INT32_MIN}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + ti, "genesis.sign %a : " + ti, ti), {n}),
+                  DType::I32, {4}, {-1, 0, 1, -1}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + ti, "genesis.relu %a : " + ti, ti), {n}),
+                  DType::I32, {4}, {0, 0, 7, 0}));
 }
 
 TEST_F(EvaluatorTest, TranscendentalUnaryOps) {
   const std::string t = "tensor<3xf64>";
   auto unary = [&](const std::string &op, const Values &x) {
-    return run1(fn("%a: " + t, "genesis." + op + " %a : " + t, t), {f64({3}, x)});
+    return run1(fn("%a: " + t, "genesis." + op + " %a : " + t, t),
+                {f64({3}, x)});
   };
   const double e = std::exp(1.0), ln2 = std::log(2.0);
-  EXPECT_TRUE(matches(unary("exp", {0.0, 1.0, ln2}), DType::F64, {3}, {1.0, e, 2.0}, 1e-15));
-  EXPECT_TRUE(matches(unary("log", {1.0, e, 0.0}), DType::F64, {3}, {0.0, 1.0, -kInf}, 1e-15));
+  EXPECT_TRUE(matches(unary("exp", {0.0, 1.0, ln2}), DType::F64, {3},
+                      {1.0, e, 2.0}, 1e-15));
+  EXPECT_TRUE(matches(unary("log", {1.0, e, 0.0}), DType::F64, {3},
+                      {0.0, 1.0, -kInf}, 1e-15));
   // tanh(ln 2) = (4 - 1) / (4 + 1).
-  EXPECT_TRUE(matches(unary("tanh", {0.0, ln2, -ln2}), DType::F64, {3}, {0.0, 0.6, -0.6}, 1e-15));
+  EXPECT_TRUE(matches(unary("tanh", {0.0, ln2, -ln2}), DType::F64, {3},
+                      {0.0, 0.6, -0.6}, 1e-15));
   // sigmoid(ln 3) = 1 / (1 + 1/3).
   EXPECT_TRUE(matches(unary("sigmoid", {0.0, kLn3, -kLn3}), DType::F64, {3},
                       {0.5, 0.75, 0.25}, 1e-15));
@@ -224,7 +244,8 @@ TEST_F(EvaluatorTest, TranscendentalUnaryOps) {
   EXPECT_TRUE(matches(
       run1(fn("%a: " + t, "genesis.gelu %a approximate = tanh : " + t, t),
            {f64({3}, {0.0, 1.0, -1.0})}),
-      DType::F64, {3}, {0.0, 0.8411919906082768, 0.8411919906082768 - 1.0}, 1e-15));
+      DType::F64, {3}, {0.0, 0.8411919906082768, 0.8411919906082768 - 1.0},
+      1e-15));
   EXPECT_TRUE(matches(unary("sin", {0.0, M_PI / 6, -M_PI / 2}), DType::F64, {3},
                       {0.0, 0.5, -1.0}, 1e-15));
   EXPECT_TRUE(matches(unary("cos", {0.0, M_PI / 3, M_PI}), DType::F64, {3},
@@ -238,9 +259,11 @@ TEST_F(EvaluatorTest, TranscendentalUnaryOps) {
 TEST_F(EvaluatorTest, BinaryOps) {
   const std::string t = "tensor<2xf32>";
   HostArray a = f32({2}, {1.5, -2.0}), b = f32({2}, {0.5, 4.0});
-  auto binary = [&](const std::string &op, const HostArray &x, const HostArray &y) {
-    return run1(fn("%a: " + t + ", %b: " + t, "genesis." + op + " %a, %b : " + t, t),
-                {x, y});
+  auto binary = [&](const std::string &op, const HostArray &x,
+                    const HostArray &y) {
+    return run1(
+        fn("%a: " + t + ", %b: " + t, "genesis." + op + " %a, %b : " + t, t),
+        {x, y});
   };
   EXPECT_TRUE(matches(binary("add", a, b), DType::F32, {2}, {2.0, 2.0}));
   EXPECT_TRUE(matches(binary("sub", a, b), DType::F32, {2}, {1.0, -6.0}));
@@ -248,8 +271,9 @@ TEST_F(EvaluatorTest, BinaryOps) {
   EXPECT_TRUE(matches(binary("div", a, b), DType::F32, {2}, {3.0, -0.5}));
   EXPECT_TRUE(matches(binary("max", a, b), DType::F32, {2}, {1.5, 4.0}));
   EXPECT_TRUE(matches(binary("min", a, b), DType::F32, {2}, {0.5, -2.0}));
-  EXPECT_TRUE(matches(binary("pow", f32({2}, {2.0, 9.0}), f32({2}, {10.0, 0.5})),
-                      DType::F32, {2}, {1024.0, 3.0}));
+  EXPECT_TRUE(
+      matches(binary("pow", f32({2}, {2.0, 9.0}), f32({2}, {10.0, 0.5})),
+              DType::F32, {2}, {1024.0, 3.0}));
   // Integer division truncates toward zero.
   const std::string ti = "tensor<5xi32>";
   EXPECT_TRUE(matchesInts(
@@ -259,40 +283,45 @@ TEST_F(EvaluatorTest, BinaryOps) {
   const std::string tb = "tensor<4xi1>";
   HostArray p = i1({4}, {0, 0, 1, 1}), q = i1({4}, {0, 1, 0, 1});
   EXPECT_TRUE(matchesInts(
-      run1(fn("%a: " + tb + ", %b: " + tb, "genesis.and %a, %b : " + tb, tb), {p, q}),
+      run1(fn("%a: " + tb + ", %b: " + tb, "genesis.and %a, %b : " + tb, tb),
+           {p, q}),
       DType::I1, {4}, {0, 0, 0, 1}));
   EXPECT_TRUE(matchesInts(
-      run1(fn("%a: " + tb + ", %b: " + tb, "genesis.or %a, %b : " + tb, tb), {p, q}),
+      run1(fn("%a: " + tb + ", %b: " + tb, "genesis.or %a, %b : " + tb, tb),
+           {p, q}),
       DType::I1, {4}, {0, 1, 1, 1}));
 }
 
 TEST_F(EvaluatorTest, IntegerArithmeticWrapsAround) {
   const std::string t = "tensor<3xi32>";
-  auto binary = [&](const std::string &op, const HostArray &x, const HostArray &y) {
-    return run1(fn("%a: " + t + ", %b: " + t, "genesis." + op + " %a, %b : " + t, t),
-                {x, y});
+  auto binary = [&](const std::string &op, const HostArray &x,
+                    const HostArray &y) {
+    return run1(
+        fn("%a: " + t + ", %b: " + t, "genesis." + op + " %a, %b : " + t, t),
+        {x, y});
   };
-  EXPECT_TRUE(matchesInts(binary("add", i32({3}, {INT32_MAX, INT32_MIN, 5}),
-                                 i32({3}, {1, -1, -7})),
-                          DType::I32, {3}, {INT32_MIN, INT32_MAX, -2}));
-  EXPECT_TRUE(matchesInts(binary("sub", i32({3}, {INT32_MIN, 0, 1}),
-                                 i32({3}, {1, INT32_MIN, 2})),
-                          DType::I32, {3}, {INT32_MAX, INT32_MIN, -1}));
-  EXPECT_TRUE(matchesInts(binary("mul", i32({3}, {65536, 65537, -3}),
-                                 i32({3}, {65536, 65537, 4})),
-                          DType::I32, {3}, {0, 131073, -12}));
+  EXPECT_TRUE(matchesInts(
+      binary("add", i32({3}, {INT32_MAX, INT32_MIN, 5}), i32({3}, {1, -1, -7})),
+      DType::I32, {3}, {INT32_MIN, INT32_MAX, -2}));
+  EXPECT_TRUE(matchesInts(
+      binary("sub", i32({3}, {INT32_MIN, 0, 1}), i32({3}, {1, INT32_MIN, 2})),
+      DType::I32, {3}, {INT32_MAX, INT32_MIN, -1}));
+  EXPECT_TRUE(matchesInts(
+      binary("mul", i32({3}, {65536, 65537, -3}), i32({3}, {65536, 65537, 4})),
+      DType::I32, {3}, {0, 131073, -12}));
   EXPECT_TRUE(matchesInts(run1(fn("%a: " + t, "genesis.neg %a : " + t, t),
                                {i32({3}, {INT32_MIN, INT32_MAX, 0})}),
                           DType::I32, {3}, {INT32_MIN, -INT32_MAX, 0}));
   const std::string t64 = "tensor<1xi64>";
-  EXPECT_TRUE(matchesInts(
-      run1(fn("%a: " + t64 + ", %b: " + t64, "genesis.add %a, %b : " + t64, t64),
-           {i64({1}, {INT64_MAX}), i64({1}, {1})}),
-      DType::I64, {1}, {INT64_MIN}));
+  EXPECT_TRUE(matchesInts(run1(fn("%a: " + t64 + ", %b: " + t64,
+                                  "genesis.add %a, %b : " + t64, t64),
+                               {i64({1}, {INT64_MAX}), i64({1}, {1})}),
+                          DType::I64, {1}, {INT64_MIN}));
 }
 
 TEST_F(EvaluatorTest, IntegerDivisionByZeroIsAnError) {
-  std::string ir = R"(func.func @f(%a: tensor<2xi64>, %b: tensor<2xi64>) -> tensor<2xi64> {
+  std::string ir =
+      R"(func.func @f(%a: tensor<2xi64>, %b: tensor<2xi64>) -> tensor<2xi64> {
   %r = genesis.div %a, %b : tensor<2xi64>
   return %r : tensor<2xi64>
 })";
@@ -303,32 +332,38 @@ TEST_F(EvaluatorTest, IntegerDivisionByZeroIsAnError) {
   EXPECT_TRUE(contains(message, "'genesis.div'"));
   EXPECT_TRUE(contains(message, "integer division by zero"));
   // Float division by zero is IEEE: inf, not an error.
-  std::string floats = fn("%a: tensor<2xf32>, %b: tensor<2xf32>",
-                          "genesis.div %a, %b : tensor<2xf32>", "tensor<2xf32>");
-  EXPECT_TRUE(matches(run1(floats, {f32({2}, {1.0, -1.0}), f32({2}, {0.0, 0.0})}),
-                      DType::F32, {2}, {kInf, -kInf}));
+  std::string floats =
+      fn("%a: tensor<2xf32>, %b: tensor<2xf32>",
+         "genesis.div %a, %b : tensor<2xf32>", "tensor<2xf32>");
+  EXPECT_TRUE(
+      matches(run1(floats, {f32({2}, {1.0, -1.0}), f32({2}, {0.0, 0.0})}),
+              DType::F32, {2}, {kInf, -kInf}));
 }
 
 TEST_F(EvaluatorTest, MaxMinPropagateNaN) {
   const std::string t = "tensor<3xf32>";
   HostArray a = f32({3}, {kNaN, 1.0, 2.0}), b = f32({3}, {1.0, kNaN, 3.0});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t + ", %b: " + t, "genesis.max %a, %b : " + t, t),
-                           {a, b}),
-                      DType::F32, {3}, {kNaN, kNaN, 3.0}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t + ", %b: " + t, "genesis.min %a, %b : " + t, t),
-                           {a, b}),
-                      DType::F32, {3}, {kNaN, kNaN, 2.0}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t + ", %b: " + t, "genesis.max %a, %b : " + t, t),
+           {a, b}),
+      DType::F32, {3}, {kNaN, kNaN, 3.0}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t + ", %b: " + t, "genesis.min %a, %b : " + t, t),
+           {a, b}),
+      DType::F32, {3}, {kNaN, kNaN, 2.0}));
   // Reductions: NaN wins as well.
   const std::string t2 = "tensor<2x3xf32>";
   HostArray x = f32({2, 3}, {1.0, kNaN, 3.0, 4.0, 5.0, 6.0});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t2, "genesis.reduce_max %a dims [1] : " + t2,
-                              "tensor<2xf32>"),
-                           {x}),
-                      DType::F32, {2}, {kNaN, 6.0}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t2, "genesis.reduce_min %a dims [1] : " + t2,
-                              "tensor<2xf32>"),
-                           {x}),
-                      DType::F32, {2}, {kNaN, 4.0}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t2, "genesis.reduce_max %a dims [1] : " + t2,
+                      "tensor<2xf32>"),
+                   {x}),
+              DType::F32, {2}, {kNaN, 6.0}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t2, "genesis.reduce_min %a dims [1] : " + t2,
+                      "tensor<2xf32>"),
+                   {x}),
+              DType::F32, {2}, {kNaN, 4.0}));
 }
 
 TEST_F(EvaluatorTest, CompareAllDirections) {
@@ -340,9 +375,10 @@ TEST_F(EvaluatorTest, CompareAllDirections) {
   } cases[] = {{"eq", {0, 1, 0}}, {"ne", {1, 0, 1}}, {"lt", {1, 0, 0}},
                {"le", {1, 1, 0}}, {"gt", {0, 0, 1}}, {"ge", {0, 1, 1}}};
   for (const Case &c : cases) {
-    std::string ir = fn("%a: " + t + ", %b: " + t,
-                        std::string("genesis.compare ") + c.direction + ", %a, %b : " + t,
-                        "tensor<3xi1>");
+    std::string ir =
+        fn("%a: " + t + ", %b: " + t,
+           std::string("genesis.compare ") + c.direction + ", %a, %b : " + t,
+           "tensor<3xi1>");
     EXPECT_TRUE(matchesInts(run1(ir, {a, b}), DType::I1, {3}, c.expected))
         << c.direction;
     // The same on integers.
@@ -350,8 +386,9 @@ TEST_F(EvaluatorTest, CompareAllDirections) {
                          std::string("genesis.compare ") + c.direction +
                              ", %a, %b : tensor<3xi64>",
                          "tensor<3xi1>");
-    EXPECT_TRUE(matchesInts(run1(iir, {i64({3}, {1, 2, 3}), i64({3}, {2, 2, 2})}),
-                            DType::I1, {3}, c.expected))
+    EXPECT_TRUE(
+        matchesInts(run1(iir, {i64({3}, {1, 2, 3}), i64({3}, {2, 2, 2})}),
+                    DType::I1, {3}, c.expected))
         << c.direction;
   }
 }
@@ -360,9 +397,10 @@ TEST_F(EvaluatorTest, CompareWithNaNIsUnordered) {
   const std::string t = "tensor<3xf32>";
   HostArray a = f32({3}, {kNaN, kNaN, 1.0}), b = f32({3}, {1.0, kNaN, kNaN});
   for (const char *direction : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    std::string ir = fn("%a: " + t + ", %b: " + t,
-                        std::string("genesis.compare ") + direction + ", %a, %b : " + t,
-                        "tensor<3xi1>");
+    std::string ir =
+        fn("%a: " + t + ", %b: " + t,
+           std::string("genesis.compare ") + direction + ", %a, %b : " + t,
+           "tensor<3xi1>");
     int64_t expected = std::string(direction) == "ne" ? 1 : 0;
     EXPECT_TRUE(matchesInts(run1(ir, {a, b}), DType::I1, {3},
                             {expected, expected, expected}))
@@ -375,35 +413,41 @@ TEST_F(EvaluatorTest, Select) {
                       "genesis.select %c, %a, %b : tensor<3xi1>, tensor<3xf32>",
                       "tensor<3xf32>");
   EXPECT_TRUE(matches(run1(ir, {i1({3}, {1, 0, 1}), f32({3}, {1.0, 2.0, 3.0}),
-                               f32({3}, {10.0, 20.0, 30.0})}),
+                                f32({3}, {10.0, 20.0, 30.0})}),
                       DType::F32, {3}, {1.0, 20.0, 3.0}));
 }
 
 TEST_F(EvaluatorTest, CastBasics) {
-  auto cast = [&](const std::string &from, const std::string &to, const HostArray &x) {
-    return run1(fn("%a: " + from, "genesis.cast %a : " + from + " to " + to, to), {x});
+  auto cast = [&](const std::string &from, const std::string &to,
+                  const HostArray &x) {
+    return run1(
+        fn("%a: " + from, "genesis.cast %a : " + from + " to " + to, to), {x});
   };
-  EXPECT_TRUE(matchesInts(cast("tensor<4xf32>", "tensor<4xi32>",
-                               f32({4}, {2.9, -2.9, 0.5, -0.5})),
-                          DType::I32, {4}, {2, -2, 0, 0}));
-  EXPECT_TRUE(matches(cast("tensor<3xi32>", "tensor<3xf32>", i32({3}, {-3, 0, 16777217})),
-                      DType::F32, {3}, {-3.0, 0.0, 16777216.0}));
+  EXPECT_TRUE(matchesInts(
+      cast("tensor<4xf32>", "tensor<4xi32>", f32({4}, {2.9, -2.9, 0.5, -0.5})),
+      DType::I32, {4}, {2, -2, 0, 0}));
+  EXPECT_TRUE(matches(
+      cast("tensor<3xi32>", "tensor<3xf32>", i32({3}, {-3, 0, 16777217})),
+      DType::F32, {3}, {-3.0, 0.0, 16777216.0}));
   // Anything -> i1 is x != 0; i1 -> any is 0 or 1.
-  EXPECT_TRUE(matchesInts(cast("tensor<4xf32>", "tensor<4xi1>",
-                               f32({4}, {0.0, -0.0, 2.0, kNaN})),
-                          DType::I1, {4}, {0, 0, 1, 1}));
+  EXPECT_TRUE(matchesInts(
+      cast("tensor<4xf32>", "tensor<4xi1>", f32({4}, {0.0, -0.0, 2.0, kNaN})),
+      DType::I1, {4}, {0, 0, 1, 1}));
   EXPECT_TRUE(matchesInts(cast("tensor<3xi64>", "tensor<3xi1>",
                                i64({3}, {0, int64_t(1) << 40, -1})),
                           DType::I1, {3}, {0, 1, 1}));
   EXPECT_TRUE(matches(cast("tensor<2xi1>", "tensor<2xf32>", i1({2}, {1, 0})),
                       DType::F32, {2}, {1.0, 0.0}));
-  EXPECT_TRUE(matchesInts(cast("tensor<2xi1>", "tensor<2xi32>", i1({2}, {1, 0})),
-                          DType::I32, {2}, {1, 0}));
+  EXPECT_TRUE(
+      matchesInts(cast("tensor<2xi1>", "tensor<2xi32>", i1({2}, {1, 0})),
+                  DType::I32, {2}, {1, 0}));
 }
 
 TEST_F(EvaluatorTest, CastFloatToIntMapsNaNToZeroAndSaturates) {
-  auto cast = [&](const std::string &from, const std::string &to, const HostArray &x) {
-    return run1(fn("%a: " + from, "genesis.cast %a : " + from + " to " + to, to), {x});
+  auto cast = [&](const std::string &from, const std::string &to,
+                  const HostArray &x) {
+    return run1(
+        fn("%a: " + from, "genesis.cast %a : " + from + " to " + to, to), {x});
   };
   EXPECT_TRUE(matchesInts(
       cast("tensor<8xf32>", "tensor<8xi32>",
@@ -425,22 +469,26 @@ TEST_F(EvaluatorTest, Bf16ResultsRoundToNearestEven) {
   // bf16 has 7 fraction bits: the ulp of 1 is 2^-7.
   const std::string t = "tensor<3xbf16>";
   HostArray ones = bf16({3}, {1.0, 1.0, 1.0});
-  HostArray small = bf16({3}, {std::ldexp(1.0, -9), std::ldexp(1.0, -8),
-                               3 * std::ldexp(1.0, -8)});
-  HostArray sum = run1(fn("%a: " + t + ", %b: " + t, "genesis.add %a, %b : " + t, t),
-                       {ones, small});
+  HostArray small = bf16(
+      {3}, {std::ldexp(1.0, -9), std::ldexp(1.0, -8), 3 * std::ldexp(1.0, -8)});
+  HostArray sum =
+      run1(fn("%a: " + t + ", %b: " + t, "genesis.add %a, %b : " + t, t),
+           {ones, small});
   // 1 + 2^-9 -> 1 (below half an ulp); 1 + 2^-8 -> 1 (tie, even);
   // 1 + 3 * 2^-8 -> 1 + 2^-6 (tie, even).
-  EXPECT_TRUE(matches(sum, DType::BF16, {3}, {1.0, 1.0, 1.0 + std::ldexp(1.0, -6)}));
+  EXPECT_TRUE(
+      matches(sum, DType::BF16, {3}, {1.0, 1.0, 1.0 + std::ldexp(1.0, -6)}));
   // f32 -> bf16, and f64 -> bf16 rounds directly from the f64 value: via f32,
   // 1 + 2^-8 + 2^-40 would become the tie 1 + 2^-8 and round to 1.
   auto cast = [&](const std::string &from, const HostArray &x) {
-    return run1(fn("%a: " + from, "genesis.cast %a : " + from + " to tensor<2xbf16>",
+    return run1(fn("%a: " + from,
+                   "genesis.cast %a : " + from + " to tensor<2xbf16>",
                    "tensor<2xbf16>"),
                 {x});
   };
-  EXPECT_TRUE(matches(cast("tensor<2xf32>", f32({2}, {1.0 + std::ldexp(1.0, -9), 3.0})),
-                      DType::BF16, {2}, {1.0, 3.0}));
+  EXPECT_TRUE(
+      matches(cast("tensor<2xf32>", f32({2}, {1.0 + std::ldexp(1.0, -9), 3.0})),
+              DType::BF16, {2}, {1.0, 3.0}));
   EXPECT_TRUE(matches(
       cast("tensor<2xf64>",
            f64({2}, {1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40), -0.1})),
@@ -448,7 +496,8 @@ TEST_F(EvaluatorTest, Bf16ResultsRoundToNearestEven) {
   // i64 -> bf16 rounds once from the integer: 2^60 + 2^52 + 1 lies just above
   // the tie between 2^60 and 2^60 + 2^53 (through f64 it would be the tie).
   int64_t big = (int64_t(1) << 60) + (int64_t(1) << 52) + 1;
-  EXPECT_TRUE(matches(cast("tensor<2xi64>", i64({2}, {big, -big})), DType::BF16, {2},
+  EXPECT_TRUE(matches(cast("tensor<2xi64>", i64({2}, {big, -big})), DType::BF16,
+                      {2},
                       {std::ldexp(1.0, 60) + std::ldexp(1.0, 53),
                        -(std::ldexp(1.0, 60) + std::ldexp(1.0, 53))}));
 }
@@ -457,16 +506,19 @@ TEST_F(EvaluatorTest, F16ResultsRoundToNearestEvenAndOverflow) {
   // f16 has 10 fraction bits (ulp of 1 is 2^-10) and a largest finite 65504.
   const std::string t = "tensor<4xf16>";
   HostArray a = f16({4}, {1.0, 1.0, 65504.0, 65504.0});
-  HostArray b = f16({4}, {std::ldexp(1.0, -11), 3 * std::ldexp(1.0, -11), 15.0, 16.0});
+  HostArray b =
+      f16({4}, {std::ldexp(1.0, -11), 3 * std::ldexp(1.0, -11), 15.0, 16.0});
   EXPECT_TRUE(matches(
-      run1(fn("%a: " + t + ", %b: " + t, "genesis.add %a, %b : " + t, t), {a, b}),
+      run1(fn("%a: " + t + ", %b: " + t, "genesis.add %a, %b : " + t, t),
+           {a, b}),
       DType::F16, {4}, {1.0, 1.0 + std::ldexp(1.0, -9), 65504.0, kInf}));
   // Integer -> f16: 65519 rounds down, 65520 (the tie) overflows.
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<3xi64>",
-                              "genesis.cast %a : tensor<3xi64> to tensor<3xf16>",
-                              "tensor<3xf16>"),
-                           {i64({3}, {65519, 65520, 2049})}),
-                      DType::F16, {3}, {65504.0, kInf, 2048.0}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: tensor<3xi64>",
+                      "genesis.cast %a : tensor<3xi64> to tensor<3xf16>",
+                      "tensor<3xf16>"),
+                   {i64({3}, {65519, 65520, 2049})}),
+              DType::F16, {3}, {65504.0, kInf, 2048.0}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -475,11 +527,12 @@ TEST_F(EvaluatorTest, F16ResultsRoundToNearestEvenAndOverflow) {
 
 TEST_F(EvaluatorTest, ShapeOps) {
   HostArray x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<2x3xf32>",
-                              "genesis.reshape %a : tensor<2x3xf32> -> tensor<3x2xf32>",
-                              "tensor<3x2xf32>"),
-                           {x}),
-                      DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: tensor<2x3xf32>",
+                      "genesis.reshape %a : tensor<2x3xf32> -> tensor<3x2xf32>",
+                      "tensor<3x2xf32>"),
+                   {x}),
+              DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(matches(run1(fn("%a: tensor<2x3xf32>",
                               "genesis.transpose %a, [1, 0] : tensor<2x3xf32>",
                               "tensor<3x2xf32>"),
@@ -487,20 +540,23 @@ TEST_F(EvaluatorTest, ShapeOps) {
                       DType::F32, {3, 2}, {1, 4, 2, 5, 3, 6}));
   HostArray y = i64({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   // result[i, j, k] = y[j, k, i].
-  EXPECT_TRUE(matchesInts(run1(fn("%a: tensor<2x3x2xi64>",
-                                  "genesis.transpose %a, [2, 0, 1] : tensor<2x3x2xi64>",
-                                  "tensor<2x2x3xi64>"),
-                               {y}),
-                          DType::I64, {2, 2, 3},
-                          {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11}));
+  EXPECT_TRUE(matchesInts(
+      run1(fn("%a: tensor<2x3x2xi64>",
+              "genesis.transpose %a, [2, 0, 1] : tensor<2x3x2xi64>",
+              "tensor<2x2x3xi64>"),
+           {y}),
+      DType::I64, {2, 2, 3}, {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11}));
   HostArray r = f32({10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<10xf32>",
-                              "genesis.slice %a start [1] limit [8] stride [3] : tensor<10xf32>",
-                              "tensor<3xf32>"),
-                           {r}),
-                      DType::F32, {3}, {1, 4, 7}));
+  EXPECT_TRUE(matches(
+      run1(
+          fn("%a: tensor<10xf32>",
+             "genesis.slice %a start [1] limit [8] stride [3] : tensor<10xf32>",
+             "tensor<3xf32>"),
+          {r}),
+      DType::F32, {3}, {1, 4, 7}));
   EXPECT_TRUE(matches(run1(fn("%a: tensor<2x3xf32>",
-                              "genesis.slice %a start [1, 0] limit [2, 3] stride [1, 2] : tensor<2x3xf32>",
+                              "genesis.slice %a start [1, 0] limit [2, 3] "
+                              "stride [1, 2] : tensor<2x3xf32>",
                               "tensor<1x2xf32>"),
                            {x}),
                       DType::F32, {1, 2}, {4, 6}));
@@ -517,12 +573,14 @@ TEST_F(EvaluatorTest, ShapeOps) {
            {f32({1, 3}, {1, 2, 3}), f32({1, 3}, {4, 5, 6})}),
       DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(matches(run1(fn("%a: tensor<2xf32>",
-                              "genesis.broadcast_in_dim %a, [1] : tensor<2xf32> -> tensor<3x2xf32>",
+                              "genesis.broadcast_in_dim %a, [1] : "
+                              "tensor<2xf32> -> tensor<3x2xf32>",
                               "tensor<3x2xf32>"),
                            {f32({2}, {1, 2})}),
                       DType::F32, {3, 2}, {1, 2, 1, 2, 1, 2}));
   EXPECT_TRUE(matches(run1(fn("%a: tensor<2x1xf32>",
-                              "genesis.broadcast_in_dim %a, [0, 1] : tensor<2x1xf32> -> tensor<2x3xf32>",
+                              "genesis.broadcast_in_dim %a, [0, 1] : "
+                              "tensor<2x1xf32> -> tensor<2x3xf32>",
                               "tensor<2x3xf32>"),
                            {f32({2, 1}, {1, 2})}),
                       DType::F32, {2, 3}, {1, 1, 1, 2, 2, 2}));
@@ -540,26 +598,31 @@ TEST_F(EvaluatorTest, ShapeOps) {
 
 TEST_F(EvaluatorTest, TakeGathersRows) {
   HostArray table = f32({3, 2}, {1, 2, 3, 4, 5, 6});
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<3x2xf32>, %b: tensor<3xi64>",
-                              "genesis.take %a, %b axis 0 : tensor<3x2xf32>, tensor<3xi64>",
-                              "tensor<3x2xf32>"),
-                           {table, i64({3}, {2, 0, 2})}),
-                      DType::F32, {3, 2}, {5, 6, 1, 2, 5, 6}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: tensor<3x2xf32>, %b: tensor<3xi64>",
+              "genesis.take %a, %b axis 0 : tensor<3x2xf32>, tensor<3xi64>",
+              "tensor<3x2xf32>"),
+           {table, i64({3}, {2, 0, 2})}),
+      DType::F32, {3, 2}, {5, 6, 1, 2, 5, 6}));
   // Along axis 1 with 2-D indices: result[a, i, j] = table[a, ids[i, j]].
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<3x2xf32>, %b: tensor<1x2xi32>",
-                              "genesis.take %a, %b axis 1 : tensor<3x2xf32>, tensor<1x2xi32>",
-                              "tensor<3x1x2xf32>"),
-                           {table, i32({1, 2}, {1, 0})}),
-                      DType::F32, {3, 1, 2}, {2, 1, 4, 3, 6, 5}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: tensor<3x2xf32>, %b: tensor<1x2xi32>",
+              "genesis.take %a, %b axis 1 : tensor<3x2xf32>, tensor<1x2xi32>",
+              "tensor<3x1x2xf32>"),
+           {table, i32({1, 2}, {1, 0})}),
+      DType::F32, {3, 1, 2}, {2, 1, 4, 3, 6, 5}));
 }
 
 TEST_F(EvaluatorTest, TakeOutOfRangeIndexNamesOpLocationAndIndex) {
-  std::string ir = R"(func.func @f(%t: tensor<3x2xf32>, %i: tensor<3xi64>) -> tensor<3x2xf32> {
+  std::string ir =
+      R"(func.func @f(%t: tensor<3x2xf32>, %i: tensor<3xi64>) -> tensor<3x2xf32> {
   %r = genesis.take %t, %i axis 0 : tensor<3x2xf32>, tensor<3xi64>
   return %r : tensor<3x2xf32>
 })";
   HostArray table = f32({3, 2}, {1, 2, 3, 4, 5, 6});
-  std::string message = errorFrom([&] { run(ir, {table, i64({3}, {0, 5, 1})}); });
+  std::string message = errorFrom([&] {
+    run(ir, {table, i64({3}, {0, 5, 1})});
+  });
   EXPECT_TRUE(contains(message, "test.mlir:2:8"));
   EXPECT_TRUE(contains(message, "'genesis.take'"));
   EXPECT_TRUE(contains(message, "index 5 at position 1"));
@@ -569,30 +632,34 @@ TEST_F(EvaluatorTest, TakeOutOfRangeIndexNamesOpLocationAndIndex) {
 }
 
 TEST_F(EvaluatorTest, ScatterAddSumsRepeatedIndices) {
-  std::string ir = fn("%a: tensor<3x2xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>",
-                      "genesis.scatter_add %a, %i, %u axis 0 : tensor<3x2xf32>, "
-                      "tensor<4xi64>, tensor<4x2xf32>",
-                      "tensor<3x2xf32>");
-  HostArray result = run1(ir, {f32({3, 2}, {1, 1, 1, 1, 1, 1}), i64({4}, {0, 2, 0, 0}),
-                               f32({4, 2}, {1, 2, 10, 20, 100, 200, 1000, 2000})});
+  std::string ir =
+      fn("%a: tensor<3x2xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>",
+         "genesis.scatter_add %a, %i, %u axis 0 : tensor<3x2xf32>, "
+         "tensor<4xi64>, tensor<4x2xf32>",
+         "tensor<3x2xf32>");
+  HostArray result =
+      run1(ir, {f32({3, 2}, {1, 1, 1, 1, 1, 1}), i64({4}, {0, 2, 0, 0}),
+                f32({4, 2}, {1, 2, 10, 20, 100, 200, 1000, 2000})});
   EXPECT_TRUE(matches(result, DType::F32, {3, 2}, {1102, 2203, 1, 1, 11, 21}));
   // Repeated float sums are rounded once: 1 + 2^-24 + 2^-24 = 1 + 2^-23 in
   // f32, though each partial sum alone would round back to 1.
-  std::string once = fn("%a: tensor<1xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>",
-                        "genesis.scatter_add %a, %i, %u axis 0 : tensor<1xf32>, "
-                        "tensor<2xi64>, tensor<2xf32>",
-                        "tensor<1xf32>");
+  std::string once =
+      fn("%a: tensor<1xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>",
+         "genesis.scatter_add %a, %i, %u axis 0 : tensor<1xf32>, "
+         "tensor<2xi64>, tensor<2xf32>",
+         "tensor<1xf32>");
   double tiny = std::ldexp(1.0, -24);
-  EXPECT_TRUE(matches(run1(once, {f32({1}, {1.0}), i64({2}, {0, 0}),
-                                  f32({2}, {tiny, tiny})}),
-                      DType::F32, {1}, {1.0 + std::ldexp(1.0, -23)}));
+  EXPECT_TRUE(matches(
+      run1(once, {f32({1}, {1.0}), i64({2}, {0, 0}), f32({2}, {tiny, tiny})}),
+      DType::F32, {1}, {1.0 + std::ldexp(1.0, -23)}));
   // Integers wrap.
-  std::string wrap = fn("%a: tensor<2xi32>, %i: tensor<2xi32>, %u: tensor<2xi32>",
-                        "genesis.scatter_add %a, %i, %u axis 0 : tensor<2xi32>, "
-                        "tensor<2xi32>, tensor<2xi32>",
-                        "tensor<2xi32>");
-  EXPECT_TRUE(matchesInts(run1(wrap, {i32({2}, {INT32_MAX, 0}), i32({2}, {0, 0}),
-                                      i32({2}, {1, 1})}),
+  std::string wrap =
+      fn("%a: tensor<2xi32>, %i: tensor<2xi32>, %u: tensor<2xi32>",
+         "genesis.scatter_add %a, %i, %u axis 0 : tensor<2xi32>, "
+         "tensor<2xi32>, tensor<2xi32>",
+         "tensor<2xi32>");
+  EXPECT_TRUE(matchesInts(run1(wrap, {i32({2}, {INT32_MAX, 0}),
+                                      i32({2}, {0, 0}), i32({2}, {1, 1})}),
                           DType::I32, {2}, {INT32_MIN + 1, 0}));
 }
 
@@ -603,58 +670,68 @@ TEST_F(EvaluatorTest, ScatterAddSumsRepeatedIndices) {
 TEST_F(EvaluatorTest, Reductions) {
   const std::string t = "tensor<2x3xf32>";
   HostArray x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [1] : " + t,
-                              "tensor<2xf32>"),
-                           {x}),
-                      DType::F32, {2}, {6, 15}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [0] keepdim : " + t,
-                              "tensor<1x3xf32>"),
-                           {x}),
-                      DType::F32, {1, 3}, {5, 7, 9}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [0, 1] : " + t,
-                              "tensor<f32>"),
-                           {x}),
-                      DType::F32, {}, {21}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_max %a dims [1] keepdim : " + t,
-                              "tensor<2x1xf32>"),
-                           {x}),
-                      DType::F32, {2, 1}, {3, 6}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_min %a dims [0] : " + t,
-                              "tensor<3xf32>"),
-                           {x}),
-                      DType::F32, {3}, {1, 2, 3}));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [] : " + t, t), {x}),
-                      DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [1] : " + t,
+                      "tensor<2xf32>"),
+                   {x}),
+              DType::F32, {2}, {6, 15}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t, "genesis.reduce_sum %a dims [0] keepdim : " + t,
+              "tensor<1x3xf32>"),
+           {x}),
+      DType::F32, {1, 3}, {5, 7, 9}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t, "genesis.reduce_sum %a dims [0, 1] : " + t,
+                      "tensor<f32>"),
+                   {x}),
+              DType::F32, {}, {21}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t, "genesis.reduce_max %a dims [1] keepdim : " + t,
+              "tensor<2x1xf32>"),
+           {x}),
+      DType::F32, {2, 1}, {3, 6}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t, "genesis.reduce_min %a dims [0] : " + t,
+                      "tensor<3xf32>"),
+                   {x}),
+              DType::F32, {3}, {1, 2, 3}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t, "genesis.reduce_sum %a dims [] : " + t, t), {x}),
+      DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}));
   const std::string ti = "tensor<3xi32>";
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + ti, "genesis.reduce_sum %a dims [0] : " + ti,
-                                  "tensor<i32>"),
-                               {i32({3}, {INT32_MAX, 1, 0})}),
-                          DType::I32, {}, {INT32_MIN}));
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + ti, "genesis.reduce_max %a dims [0] : " + ti,
-                                  "tensor<i32>"),
-                               {i32({3}, {-7, -3, -5})}),
-                          DType::I32, {}, {-3}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + ti, "genesis.reduce_sum %a dims [0] : " + ti,
+                          "tensor<i32>"),
+                       {i32({3}, {INT32_MAX, 1, 0})}),
+                  DType::I32, {}, {INT32_MIN}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + ti, "genesis.reduce_max %a dims [0] : " + ti,
+                          "tensor<i32>"),
+                       {i32({3}, {-7, -3, -5})}),
+                  DType::I32, {}, {-3}));
 }
 
 TEST_F(EvaluatorTest, ArgmaxTiesGoFirstAndNaNIsLargest) {
   const std::string t = "tensor<3x4xf32>";
-  HostArray x = f32({3, 4}, {1, 3, 3, 2,           // tie: first 3
-                             2, kNaN, 5, kNaN,     // first NaN
-                             kNaN, 1, 9, 1});      // NaN at 0
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + t, "genesis.argmax %a dim 1 : " + t,
-                                  "tensor<3xi64>"),
-                               {x}),
-                          DType::I64, {3}, {1, 1, 0}));
-  EXPECT_TRUE(matchesInts(run1(fn("%a: " + t, "genesis.argmax %a dim 0 keepdim : " + t,
-                                  "tensor<1x4xi64>"),
-                               {x}),
-                          DType::I64, {1, 4}, {2, 1, 2, 1}));
+  HostArray x = f32({3, 4}, {1, 3, 3, 2,       // tie: first 3
+                             2, kNaN, 5, kNaN, // first NaN
+                             kNaN, 1, 9, 1});  // NaN at 0
+  EXPECT_TRUE(matchesInts(
+      run1(fn("%a: " + t, "genesis.argmax %a dim 1 : " + t, "tensor<3xi64>"),
+           {x}),
+      DType::I64, {3}, {1, 1, 0}));
+  EXPECT_TRUE(
+      matchesInts(run1(fn("%a: " + t, "genesis.argmax %a dim 0 keepdim : " + t,
+                          "tensor<1x4xi64>"),
+                       {x}),
+                  DType::I64, {1, 4}, {2, 1, 2, 1}));
   // Integers compare exactly, even above 2^53.
   int64_t big = int64_t(1) << 53;
-  EXPECT_TRUE(matchesInts(run1(fn("%a: tensor<2x2xi64>", "genesis.argmax %a dim 1 : tensor<2x2xi64>",
-                                  "tensor<2xi64>"),
-                               {i64({2, 2}, {big, big + 1, 4, 4})}),
-                          DType::I64, {2}, {1, 0}));
+  EXPECT_TRUE(matchesInts(
+      run1(fn("%a: tensor<2x2xi64>",
+              "genesis.argmax %a dim 1 : tensor<2x2xi64>", "tensor<2xi64>"),
+           {i64({2, 2}, {big, big + 1, 4, 4})}),
+      DType::I64, {2}, {1, 0}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -664,7 +741,8 @@ TEST_F(EvaluatorTest, ArgmaxTiesGoFirstAndNaNIsLargest) {
 TEST_F(EvaluatorTest, Matmul) {
   const std::string t = "tensor<2x2xf32>";
   HostArray a = f32({2, 2}, {1, 2, 3, 4}), b = f32({2, 2}, {5, 6, 7, 8});
-  auto mm = [&](const std::string &flags, const HostArray &x, const HostArray &y) {
+  auto mm = [&](const std::string &flags, const HostArray &x,
+                const HostArray &y) {
     return run1(fn("%a: " + t + ", %b: " + t,
                    "genesis.matmul %a, %b" + flags + " : " + t + ", " + t, t),
                 {x, y});
@@ -672,10 +750,12 @@ TEST_F(EvaluatorTest, Matmul) {
   EXPECT_TRUE(matches(mm("", a, b), DType::F32, {2, 2}, {19, 22, 43, 50}));
   // The same product with operands stored transposed.
   HostArray at = f32({2, 2}, {1, 3, 2, 4}), bt = f32({2, 2}, {5, 7, 6, 8});
-  EXPECT_TRUE(matches(mm(" transpose_lhs", at, b), DType::F32, {2, 2}, {19, 22, 43, 50}));
-  EXPECT_TRUE(matches(mm(" transpose_rhs", a, bt), DType::F32, {2, 2}, {19, 22, 43, 50}));
-  EXPECT_TRUE(matches(mm(" transpose_lhs transpose_rhs", at, bt), DType::F32, {2, 2},
+  EXPECT_TRUE(matches(mm(" transpose_lhs", at, b), DType::F32, {2, 2},
                       {19, 22, 43, 50}));
+  EXPECT_TRUE(matches(mm(" transpose_rhs", a, bt), DType::F32, {2, 2},
+                      {19, 22, 43, 50}));
+  EXPECT_TRUE(matches(mm(" transpose_lhs transpose_rhs", at, bt), DType::F32,
+                      {2, 2}, {19, 22, 43, 50}));
   // Batched, with a non-square product: [2, 1, 2] x [2, 2, 3].
   EXPECT_TRUE(matches(
       run1(fn("%a: tensor<2x1x2xf64>, %b: tensor<2x2x3xf64>",
@@ -690,32 +770,35 @@ TEST_F(EvaluatorTest, SoftmaxAndLogSoftmax) {
   const std::string t = "tensor<2x2xf64>";
   // Rows [0, ln 3] and [1000, 1000 + ln 3] (stability).
   HostArray x = f64({2, 2}, {0.0, kLn3, 1000.0, 1000.0 + kLn3});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.softmax %a dim 1 : " + t, t), {x}),
-                      DType::F64, {2, 2}, {0.25, 0.75, 0.25, 0.75}, 1e-13));
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.log_softmax %a dim 1 : " + t, t), {x}),
-                      DType::F64, {2, 2},
-                      {std::log(0.25), std::log(0.75), std::log(0.25), std::log(0.75)},
-                      1e-13));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t, "genesis.softmax %a dim 1 : " + t, t), {x}),
+              DType::F64, {2, 2}, {0.25, 0.75, 0.25, 0.75}, 1e-13));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: " + t, "genesis.log_softmax %a dim 1 : " + t, t), {x}),
+      DType::F64, {2, 2},
+      {std::log(0.25), std::log(0.75), std::log(0.25), std::log(0.75)}, 1e-13));
   // Along dim 0: columns [0, 0] and [ln 3, ln 3] are uniform.
   HostArray y = f64({2, 2}, {0.0, kLn3, 0.0, kLn3});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.softmax %a dim 0 : " + t, t), {y}),
-                      DType::F64, {2, 2}, {0.5, 0.5, 0.5, 0.5}, 1e-15));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: " + t, "genesis.softmax %a dim 0 : " + t, t), {y}),
+              DType::F64, {2, 2}, {0.5, 0.5, 0.5, 0.5}, 1e-15));
 }
 
 TEST_F(EvaluatorTest, LayerNormAndRmsNorm) {
   const std::string t = "tensor<2x2xf64>", v = "tensor<2xf64>";
   // Rows [1, 3] (mean 2, var 1) and [5, 5] (var 0).
   HostArray x = f64({2, 2}, {1, 3, 5, 5});
-  EXPECT_TRUE(matches(run1(fn("%a: " + t, "genesis.layer_norm %a eps 0.0 : " + t, t), {x}),
-                      DType::F64, {2, 2}, {-1, 1, kNaN, kNaN}));
-  HostArray one = f64({1, 2}, {1, 3});
   EXPECT_TRUE(matches(
-      run1(fn("%a: tensor<1x2xf64>, %w: " + v + ", %b: " + v,
-              "genesis.layer_norm %a weight %w : " + v + " bias %b : " + v +
-                  " eps 0.0 : tensor<1x2xf64>",
-              "tensor<1x2xf64>"),
-           {one, f64({2}, {2, 3}), f64({2}, {1, 1})}),
-      DType::F64, {1, 2}, {-1, 4}));
+      run1(fn("%a: " + t, "genesis.layer_norm %a eps 0.0 : " + t, t), {x}),
+      DType::F64, {2, 2}, {-1, 1, kNaN, kNaN}));
+  HostArray one = f64({1, 2}, {1, 3});
+  EXPECT_TRUE(
+      matches(run1(fn("%a: tensor<1x2xf64>, %w: " + v + ", %b: " + v,
+                      "genesis.layer_norm %a weight %w : " + v +
+                          " bias %b : " + v + " eps 0.0 : tensor<1x2xf64>",
+                      "tensor<1x2xf64>"),
+                   {one, f64({2}, {2, 3}), f64({2}, {1, 1})}),
+              DType::F64, {1, 2}, {-1, 4}));
   // eps = 3: (x - 2) / sqrt(1 + 3) = [-0.5, 0.5].
   EXPECT_TRUE(matches(run1(fn("%a: tensor<1x2xf64>, %b: " + v,
                               "genesis.layer_norm %a bias %b : " + v +
@@ -724,35 +807,39 @@ TEST_F(EvaluatorTest, LayerNormAndRmsNorm) {
                            {one, f64({2}, {10, 20})}),
                       DType::F64, {1, 2}, {9.5, 20.5}));
   // rms([2, -2]) = 2.
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<1x2xf64>, %w: " + v,
-                              "genesis.rms_norm %a, %w eps 0.0 : tensor<1x2xf64>, " + v,
-                              "tensor<1x2xf64>"),
-                           {f64({1, 2}, {2, -2}), f64({2}, {1, 3})}),
-                      DType::F64, {1, 2}, {1, -3}));
+  EXPECT_TRUE(
+      matches(run1(fn("%a: tensor<1x2xf64>, %w: " + v,
+                      "genesis.rms_norm %a, %w eps 0.0 : tensor<1x2xf64>, " + v,
+                      "tensor<1x2xf64>"),
+                   {f64({1, 2}, {2, -2}), f64({2}, {1, 3})}),
+              DType::F64, {1, 2}, {1, -3}));
 }
 
 TEST_F(EvaluatorTest, Rope) {
   // D = 4: rotate_half([1, 2, 3, 4]) = [-3, -4, 1, 2].
-  std::string ir = fn("%a: tensor<2x1x4xf32>, %c: tensor<1x4xf32>, %s: tensor<1x4xf32>",
-                      "genesis.rope %a, %c, %s : (tensor<2x1x4xf32>, tensor<1x4xf32>, "
-                      "tensor<1x4xf32>) -> tensor<2x1x4xf32>",
-                      "tensor<2x1x4xf32>");
+  std::string ir =
+      fn("%a: tensor<2x1x4xf32>, %c: tensor<1x4xf32>, %s: tensor<1x4xf32>",
+         "genesis.rope %a, %c, %s : (tensor<2x1x4xf32>, tensor<1x4xf32>, "
+         "tensor<1x4xf32>) -> tensor<2x1x4xf32>",
+         "tensor<2x1x4xf32>");
   HostArray x = f32({2, 1, 4}, {1, 2, 3, 4, 1, 1, 1, 1});
   EXPECT_TRUE(matches(run1(ir, {x, f32({1, 4}, {0.5, 0.5, 0.5, 0.5}),
                                 f32({1, 4}, {1, 1, 1, 1})}),
-                      DType::F32, {2, 1, 4}, {-2.5, -3, 2.5, 4, -0.5, -0.5, 1.5, 1.5}));
-  EXPECT_TRUE(matches(run1(ir, {x, f32({1, 4}, {1, 1, 1, 1}), f32({1, 4}, {0, 0, 0, 0})}),
-                      DType::F32, {2, 1, 4}, {1, 2, 3, 4, 1, 1, 1, 1}));
+                      DType::F32, {2, 1, 4},
+                      {-2.5, -3, 2.5, 4, -0.5, -0.5, 1.5, 1.5}));
+  EXPECT_TRUE(matches(
+      run1(ir, {x, f32({1, 4}, {1, 1, 1, 1}), f32({1, 4}, {0, 0, 0, 0})}),
+      DType::F32, {2, 1, 4}, {1, 2, 3, 4, 1, 1, 1, 1}));
 }
 
 TEST_F(EvaluatorTest, Attention) {
   // B = 1, H = 1, S = T = 2, D = Dv = 1; q = 0 gives uniform weights.
-  auto attention = [&](const std::string &attrs, const HostArray &q, const HostArray &k,
-                       const HostArray &v) {
+  auto attention = [&](const std::string &attrs, const HostArray &q,
+                       const HostArray &k, const HostArray &v) {
     std::string t = "tensor<1x1x2x1xf64>";
     return run1(fn("%q: " + t + ", %k: " + t + ", %v: " + t,
-                   "genesis.attention %q, %k, %v" + attrs + " : (" + t + ", " + t + ", " +
-                       t + ") -> " + t,
+                   "genesis.attention %q, %k, %v" + attrs + " : (" + t + ", " +
+                       t + ", " + t + ") -> " + t,
                    t),
                 {q, k, v});
   };
@@ -761,96 +848,110 @@ TEST_F(EvaluatorTest, Attention) {
   EXPECT_TRUE(matches(attention(" scale 1.0", zeros, keys, values), DType::F64,
                       {1, 1, 2, 1}, {3, 3}));
   // Causal: query 0 sees key 0 only.
-  EXPECT_TRUE(matches(attention(" causal scale 1.0", zeros, keys, values), DType::F64,
-                      {1, 1, 2, 1}, {2, 3}));
+  EXPECT_TRUE(matches(attention(" causal scale 1.0", zeros, keys, values),
+                      DType::F64, {1, 1, 2, 1}, {2, 3}));
   // Scores [0, ln 3] weight the values 0.25 / 0.75: 0.5 + 3 = 3.5.
   HostArray q = f64({1, 1, 2, 1}, {kLn3, 2 * kLn3});
-  EXPECT_TRUE(matches(attention(" scale 1.0", q, keys, values), DType::F64, {1, 1, 2, 1},
-                      {3.5, (2 + 4 * 9.0) / 10}, 1e-14));
-  EXPECT_TRUE(matches(attention(" scale 0.5", f64({1, 1, 2, 1}, {2 * kLn3, 0}), keys, values),
-                      DType::F64, {1, 1, 2, 1}, {3.5, 3}, 1e-14));
+  EXPECT_TRUE(matches(attention(" scale 1.0", q, keys, values), DType::F64,
+                      {1, 1, 2, 1}, {3.5, (2 + 4 * 9.0) / 10}, 1e-14));
+  EXPECT_TRUE(matches(
+      attention(" scale 0.5", f64({1, 1, 2, 1}, {2 * kLn3, 0}), keys, values),
+      DType::F64, {1, 1, 2, 1}, {3.5, 3}, 1e-14));
 }
 
 TEST_F(EvaluatorTest, AttentionGroupedQueryAndCausalAlignment) {
   // Hq = 2, Hkv = 1: both query heads read kv head 0. S = 1, T = 3 causal:
   // the single query (a decoding step) sees all three keys.
-  std::string ir = fn("%q: tensor<1x2x1x1xf32>, %k: tensor<1x1x3x1xf32>, %v: tensor<1x1x3x1xf32>",
-                      "genesis.attention %q, %k, %v causal scale 1.0 : (tensor<1x2x1x1xf32>, "
-                      "tensor<1x1x3x1xf32>, tensor<1x1x3x1xf32>) -> tensor<1x2x1x1xf32>",
-                      "tensor<1x2x1x1xf32>");
-  EXPECT_TRUE(matches(run1(ir, {f32({1, 2, 1, 1}, {0, 0}), f32({1, 1, 3, 1}, {1, 2, 3}),
-                                f32({1, 1, 3, 1}, {3, 6, 9})}),
-                      DType::F32, {1, 2, 1, 1}, {6, 6}));
+  std::string ir = fn(
+      "%q: tensor<1x2x1x1xf32>, %k: tensor<1x1x3x1xf32>, %v: "
+      "tensor<1x1x3x1xf32>",
+      "genesis.attention %q, %k, %v causal scale 1.0 : (tensor<1x2x1x1xf32>, "
+      "tensor<1x1x3x1xf32>, tensor<1x1x3x1xf32>) -> tensor<1x2x1x1xf32>",
+      "tensor<1x2x1x1xf32>");
+  EXPECT_TRUE(
+      matches(run1(ir, {f32({1, 2, 1, 1}, {0, 0}), f32({1, 1, 3, 1}, {1, 2, 3}),
+                        f32({1, 1, 3, 1}, {3, 6, 9})}),
+              DType::F32, {1, 2, 1, 1}, {6, 6}));
   // S = 3, T = 2 causal: query i sees keys j <= i - 1, so query 0 sees none
   // (zeros), query 1 sees key 0, query 2 sees both.
-  std::string late = fn("%q: tensor<1x1x3x1xf32>, %k: tensor<1x1x2x1xf32>, %v: tensor<1x1x2x1xf32>",
-                        "genesis.attention %q, %k, %v causal scale 1.0 : (tensor<1x1x3x1xf32>, "
-                        "tensor<1x1x2x1xf32>, tensor<1x1x2x1xf32>) -> tensor<1x1x3x1xf32>",
-                        "tensor<1x1x3x1xf32>");
-  EXPECT_TRUE(matches(run1(late, {f32({1, 1, 3, 1}, {0, 0, 0}), f32({1, 1, 2, 1}, {1, 2}),
-                                  f32({1, 1, 2, 1}, {2, 4})}),
-                      DType::F32, {1, 1, 3, 1}, {0, 2, 3}));
+  std::string late = fn(
+      "%q: tensor<1x1x3x1xf32>, %k: tensor<1x1x2x1xf32>, %v: "
+      "tensor<1x1x2x1xf32>",
+      "genesis.attention %q, %k, %v causal scale 1.0 : (tensor<1x1x3x1xf32>, "
+      "tensor<1x1x2x1xf32>, tensor<1x1x2x1xf32>) -> tensor<1x1x3x1xf32>",
+      "tensor<1x1x3x1xf32>");
+  EXPECT_TRUE(matches(
+      run1(late, {f32({1, 1, 3, 1}, {0, 0, 0}), f32({1, 1, 2, 1}, {1, 2}),
+                  f32({1, 1, 2, 1}, {2, 4})}),
+      DType::F32, {1, 1, 3, 1}, {0, 2, 3}));
 }
 
 TEST_F(EvaluatorTest, AttentionWithAllKeysMaskedGivesZeros) {
   std::string t = "tensor<1x1x2x1xf32>", m = "tensor<1x1x2x2xf32>";
   std::string ir = fn("%q: " + t + ", %k: " + t + ", %v: " + t + ", %m: " + m,
-                      "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t + ", " + t +
-                          ", " + t + ", " + m + ") -> " + t,
+                      "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t +
+                          ", " + t + ", " + t + ", " + m + ") -> " + t,
                       t);
   // Row 0: every key masked -> 0. Row 1: additive mask [0, ln 3] -> 0.25/0.75.
   HostArray mask = f32({1, 1, 2, 2}, {-kInf, -kInf, 0, kLn3});
-  EXPECT_TRUE(matches(run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
-                                f32({1, 1, 2, 1}, {2, 4}), mask}),
-                      DType::F32, {1, 1, 2, 1}, {0, 3.5}, 1e-6));
+  EXPECT_TRUE(
+      matches(run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
+                        f32({1, 1, 2, 1}, {2, 4}), mask}),
+              DType::F32, {1, 1, 2, 1}, {0, 3.5}, 1e-6));
 }
 
 TEST_F(EvaluatorTest, CrossEntropy) {
   const std::string lt = "tensor<3x2xf64>", yt = "tensor<3xi64>";
   HostArray logits = f64({3, 2}, {0, kLn3, 0, kLn3, 5, 7});
   HostArray labels = i64({3}, {1, 0, -100});
-  auto ce = [&](const std::string &attrs, const std::string &result, const HostArray &y) {
+  auto ce = [&](const std::string &attrs, const std::string &result,
+                const HostArray &y) {
     return run1(fn("%x: " + lt + ", %y: " + yt,
-                   "genesis.cross_entropy %x, %y " + attrs + " : (" + lt + ", " + yt +
-                       ") -> " + result,
+                   "genesis.cross_entropy %x, %y " + attrs + " : (" + lt +
+                       ", " + yt + ") -> " + result,
                    result),
                 {logits, y});
   };
   const double l1 = -std::log(0.75), l0 = -std::log(0.25);
-  EXPECT_TRUE(matches(ce("{reduction = 0 : i32}", "tensor<3xf64>", labels), DType::F64,
-                      {3}, {l1, l0, 0.0}, 1e-15));
-  EXPECT_TRUE(matches(ce("{reduction = 2 : i32}", "tensor<f64>", labels), DType::F64, {},
-                      {l0 + l1}, 1e-15));
-  EXPECT_TRUE(matches(ce("", "tensor<f64>", labels), DType::F64, {}, {(l0 + l1) / 2},
-                      1e-15));
+  EXPECT_TRUE(matches(ce("{reduction = 0 : i32}", "tensor<3xf64>", labels),
+                      DType::F64, {3}, {l1, l0, 0.0}, 1e-15));
+  EXPECT_TRUE(matches(ce("{reduction = 2 : i32}", "tensor<f64>", labels),
+                      DType::F64, {}, {l0 + l1}, 1e-15));
+  EXPECT_TRUE(matches(ce("", "tensor<f64>", labels), DType::F64, {},
+                      {(l0 + l1) / 2}, 1e-15));
   // Label smoothing 0.5: 0.5 * nll + 0.5 * mean_c(-log p_c).
-  EXPECT_TRUE(matches(ce("{label_smoothing = 0.5 : f64, reduction = 0 : i32}",
-                         "tensor<3xf64>", labels),
-                      DType::F64, {3},
-                      {0.5 * l1 + 0.25 * (l0 + l1), 0.5 * l0 + 0.25 * (l0 + l1), 0.0},
-                      1e-15));
+  EXPECT_TRUE(matches(
+      ce("{label_smoothing = 0.5 : f64, reduction = 0 : i32}", "tensor<3xf64>",
+         labels),
+      DType::F64, {3},
+      {0.5 * l1 + 0.25 * (l0 + l1), 0.5 * l0 + 0.25 * (l0 + l1), 0.0}, 1e-15));
   // A custom ignore_index.
-  EXPECT_TRUE(matches(ce("{ignore_index = 0 : i64}", "tensor<f64>", i64({3}, {1, 0, 0})),
-                      DType::F64, {}, {l1}, 1e-15));
+  EXPECT_TRUE(matches(
+      ce("{ignore_index = 0 : i64}", "tensor<f64>", i64({3}, {1, 0, 0})),
+      DType::F64, {}, {l1}, 1e-15));
 }
 
 TEST_F(EvaluatorTest, CrossEntropyAllIgnoredMeanIsNaN) {
-  std::string ir = fn("%x: tensor<2x2xf32>, %y: tensor<2xi64>",
-                      "genesis.cross_entropy %x, %y : (tensor<2x2xf32>, tensor<2xi64>) -> "
-                      "tensor<f32>",
-                      "tensor<f32>");
-  EXPECT_TRUE(matches(run1(ir, {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {-100, -100})}),
-                      DType::F32, {}, {kNaN}));
+  std::string ir =
+      fn("%x: tensor<2x2xf32>, %y: tensor<2xi64>",
+         "genesis.cross_entropy %x, %y : (tensor<2x2xf32>, tensor<2xi64>) -> "
+         "tensor<f32>",
+         "tensor<f32>");
+  EXPECT_TRUE(
+      matches(run1(ir, {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {-100, -100})}),
+              DType::F32, {}, {kNaN}));
   std::string sum = fn("%x: tensor<2x2xf32>, %y: tensor<2xi64>",
                        "genesis.cross_entropy %x, %y {reduction = 2 : i32} : "
                        "(tensor<2x2xf32>, tensor<2xi64>) -> tensor<f32>",
                        "tensor<f32>");
-  EXPECT_TRUE(matches(run1(sum, {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {-100, -100})}),
-                      DType::F32, {}, {0.0}));
+  EXPECT_TRUE(
+      matches(run1(sum, {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {-100, -100})}),
+              DType::F32, {}, {0.0}));
 }
 
 TEST_F(EvaluatorTest, CrossEntropyOutOfRangeLabelIsAnError) {
-  std::string ir = R"(func.func @f(%x: tensor<2x2xf32>, %y: tensor<2xi32>) -> tensor<f32> {
+  std::string ir =
+      R"(func.func @f(%x: tensor<2x2xf32>, %y: tensor<2xi32>) -> tensor<f32> {
   %l = genesis.cross_entropy %x, %y : (tensor<2x2xf32>, tensor<2xi32>) -> tensor<f32>
   return %l : tensor<f32>
 })";
@@ -865,7 +966,8 @@ TEST_F(EvaluatorTest, CrossEntropyOutOfRangeLabelIsAnError) {
 }
 
 TEST_F(EvaluatorTest, DropoutIsDeterministic) {
-  std::string ir = R"(func.func @f(%x: tensor<64xf32>, %s: tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  std::string ir =
+      R"(func.func @f(%x: tensor<64xf32>, %s: tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
   %0 = genesis.dropout %x, %s {probability = 0.5, offset = 0 : i64} : (tensor<64xf32>, tensor<i64>) -> tensor<64xf32>
   %1 = genesis.dropout %x, %s {probability = 0.5, offset = 0 : i64} : (tensor<64xf32>, tensor<i64>) -> tensor<64xf32>
   %2 = genesis.dropout %x, %s {probability = 0.5, offset = 64 : i64} : (tensor<64xf32>, tensor<i64>) -> tensor<64xf32>
@@ -889,10 +991,12 @@ TEST_F(EvaluatorTest, DropoutIsDeterministic) {
   EXPECT_EQ(mask(first[0]), mask(again[0])) << "same seed, another run";
   EXPECT_NE(mask(first[0]), mask(first[2])) << "another offset";
   EXPECT_NE(mask(first[0]), mask(otherSeed[0])) << "another seed";
-  // The mask is the Philox one: element i is kept when u(seed, offset + i) >= p.
+  // The mask is the Philox one: element i is kept when u(seed, offset + i) >=
+  // p.
   for (int64_t i = 0; i < 64; ++i) {
     EXPECT_EQ(first[0].getDouble(i) != 0.0, philoxUniform(1234, i) >= 0.5) << i;
-    EXPECT_EQ(first[2].getDouble(i) != 0.0, philoxUniform(1234, 64 + i) >= 0.5) << i;
+    EXPECT_EQ(first[2].getDouble(i) != 0.0, philoxUniform(1234, 64 + i) >= 0.5)
+        << i;
   }
   // Philox-4x32-10 known answer (Random123): key 0, counter 0.
   auto words = philox4x32(0, 0);
@@ -901,12 +1005,13 @@ TEST_F(EvaluatorTest, DropoutIsDeterministic) {
   EXPECT_EQ(words[2], 0xbc57ac4cu);
   EXPECT_EQ(words[3], 0x9b00dbd8u);
   // Probability 0 keeps everything unchanged.
-  std::string keep = fn("%x: tensor<3xf32>, %s: tensor<i64>",
-                        "genesis.dropout %x, %s {probability = 0.0, offset = 5 : i64} : "
-                        "(tensor<3xf32>, tensor<i64>) -> tensor<3xf32>",
-                        "tensor<3xf32>");
-  EXPECT_TRUE(matches(run1(keep, {f32({3}, {1.5, -2, 3}), scalarI64(9)}), DType::F32, {3},
-                      {1.5, -2, 3}));
+  std::string keep =
+      fn("%x: tensor<3xf32>, %s: tensor<i64>",
+         "genesis.dropout %x, %s {probability = 0.0, offset = 5 : i64} : "
+         "(tensor<3xf32>, tensor<i64>) -> tensor<3xf32>",
+         "tensor<3xf32>");
+  EXPECT_TRUE(matches(run1(keep, {f32({3}, {1.5, -2, 3}), scalarI64(9)}),
+                      DType::F32, {3}, {1.5, -2, 3}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -914,27 +1019,31 @@ TEST_F(EvaluatorTest, DropoutIsDeterministic) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(EvaluatorTest, SgdUpdate) {
-  std::string ir = fn("%p: tensor<2xf32>, %g: tensor<2xf32>, %lr: tensor<f32>",
-                      "genesis.sgd_update %p, %g, %lr {weight_decay = 0.5} : (tensor<2xf32>, "
-                      "tensor<2xf32>, tensor<f32>) -> tensor<2xf32>",
-                      "tensor<2xf32>");
+  std::string ir = fn(
+      "%p: tensor<2xf32>, %g: tensor<2xf32>, %lr: tensor<f32>",
+      "genesis.sgd_update %p, %g, %lr {weight_decay = 0.5} : (tensor<2xf32>, "
+      "tensor<2xf32>, tensor<f32>) -> tensor<2xf32>",
+      "tensor<2xf32>");
   // g = [2, -1] + 0.5 * [1, 2] = [2.5, 0]; p - 0.5 * g.
-  EXPECT_TRUE(matches(run1(ir, {f32({2}, {1, 2}), f32({2}, {2, -1}), scalarF32(0.5)}),
-                      DType::F32, {2}, {-0.25, 2}));
+  EXPECT_TRUE(
+      matches(run1(ir, {f32({2}, {1, 2}), f32({2}, {2, -1}), scalarF32(0.5)}),
+              DType::F32, {2}, {-0.25, 2}));
 }
 
 TEST_F(EvaluatorTest, SgdMomentumFirstStepSetsBufferToGradient) {
-  auto momentum = [&](const std::string &attrs, int64_t step, const HostArray &buffer) {
+  auto momentum = [&](const std::string &attrs, int64_t step,
+                      const HostArray &buffer) {
     std::string t = "tensor<2xf64>";
-    std::string ir = "func.func @f(%p: " + t + ", %g: " + t + ", %b: " + t +
-                     ", %lr: tensor<f32>, %s: tensor<i64>) -> (" + t + ", " + t +
-                     ") {\n  %r:2 = genesis.sgd_momentum_update %p, %g, %b, %lr, %s {" +
-                     attrs + "} : (" + t + ", " + t + ", " + t +
-                     ", tensor<f32>, tensor<i64>) -> (" + t + ", " + t +
-                     ")\n  return %r#0, %r#1 : " + t + ", " + t + "\n}\n";
+    std::string ir =
+        "func.func @f(%p: " + t + ", %g: " + t + ", %b: " + t +
+        ", %lr: tensor<f32>, %s: tensor<i64>) -> (" + t + ", " + t +
+        ") {\n  %r:2 = genesis.sgd_momentum_update %p, %g, %b, %lr, %s {" +
+        attrs + "} : (" + t + ", " + t + ", " + t +
+        ", tensor<f32>, tensor<i64>) -> (" + t + ", " + t +
+        ")\n  return %r#0, %r#1 : " + t + ", " + t + "\n}\n";
     // param [1, 2], grad [0.5, -1], lr 0.25.
-    return run(ir, {f64({2}, {1, 2}), f64({2}, {0.5, -1}), buffer, scalarF32(0.25),
-                    scalarI64(step)});
+    return run(ir, {f64({2}, {1, 2}), f64({2}, {0.5, -1}), buffer,
+                    scalarF32(0.25), scalarI64(step)});
   };
   HostArray stale = f64({2}, {100, 100});
   // Step 1: buf = g whatever the given buffer holds; p - 0.25 * buf.
@@ -942,27 +1051,30 @@ TEST_F(EvaluatorTest, SgdMomentumFirstStepSetsBufferToGradient) {
   EXPECT_TRUE(matches(first[0], DType::F64, {2}, {0.875, 2.25}));
   EXPECT_TRUE(matches(first[1], DType::F64, {2}, {0.5, -1}));
   // Step 2 with dampening 0.5: buf = 0.9 * [1, 2] + 0.5 * g.
-  auto second = momentum("momentum = 0.9, dampening = 0.5", 2, f64({2}, {1, 2}));
+  auto second =
+      momentum("momentum = 0.9, dampening = 0.5", 2, f64({2}, {1, 2}));
   EXPECT_TRUE(matches(second[1], DType::F64, {2}, {1.15, 1.3}, 1e-15));
-  EXPECT_TRUE(matches(second[0], DType::F64, {2}, {1 - 0.25 * 1.15, 2 - 0.25 * 1.3}, 1e-15));
+  EXPECT_TRUE(matches(second[0], DType::F64, {2},
+                      {1 - 0.25 * 1.15, 2 - 0.25 * 1.3}, 1e-15));
   // Nesterov, step 1: d = g + 0.9 * g.
   auto nesterov = momentum("momentum = 0.9, nesterov", 1, stale);
   EXPECT_TRUE(matches(nesterov[1], DType::F64, {2}, {0.5, -1}));
-  EXPECT_TRUE(matches(nesterov[0], DType::F64, {2}, {1 - 0.25 * 0.95, 2 + 0.25 * 1.9},
-                      1e-15));
+  EXPECT_TRUE(matches(nesterov[0], DType::F64, {2},
+                      {1 - 0.25 * 0.95, 2 + 0.25 * 1.9}, 1e-15));
 }
 
 TEST_F(EvaluatorTest, AdamAndAdamW) {
   auto adam = [&](const std::string &op, const std::string &attrs) {
     std::string t = "tensor<2xf64>";
-    std::string ir = "func.func @f(%p: " + t + ", %g: " + t + ", %m: " + t + ", %v: " + t +
-                     ", %lr: tensor<f32>, %s: tensor<i64>) -> (" + t + ", " + t + ", " + t +
-                     ") {\n  %r:3 = genesis." + op + " %p, %g, %m, %v, %lr, %s {" + attrs +
-                     "} : (" + t + ", " + t + ", " + t + ", " + t +
-                     ", tensor<f32>, tensor<i64>) -> (" + t + ", " + t + ", " + t +
-                     ")\n  return %r#0, %r#1, %r#2 : " + t + ", " + t + ", " + t + "\n}\n";
-    return run(ir, {f64({2}, {1, 1}), f64({2}, {2, -3}), f64({2}, {0, 0}), f64({2}, {0, 0}),
-                    scalarF32(0.25), scalarI64(1)});
+    std::string ir =
+        "func.func @f(%p: " + t + ", %g: " + t + ", %m: " + t + ", %v: " + t +
+        ", %lr: tensor<f32>, %s: tensor<i64>) -> (" + t + ", " + t + ", " + t +
+        ") {\n  %r:3 = genesis." + op + " %p, %g, %m, %v, %lr, %s {" + attrs +
+        "} : (" + t + ", " + t + ", " + t + ", " + t +
+        ", tensor<f32>, tensor<i64>) -> (" + t + ", " + t + ", " + t +
+        ")\n  return %r#0, %r#1, %r#2 : " + t + ", " + t + ", " + t + "\n}\n";
+    return run(ir, {f64({2}, {1, 1}), f64({2}, {2, -3}), f64({2}, {0, 0}),
+                    f64({2}, {0, 0}), scalarF32(0.25), scalarI64(1)});
   };
   // Step 1 with epsilon 0: the bias-corrected step is lr * sign(g).
   auto plain = adam("adam_update", "epsilon = 0.0");
@@ -981,20 +1093,23 @@ TEST_F(EvaluatorTest, AdamAndAdamW) {
 
 TEST_F(EvaluatorTest, GlobalNormAndAllReduce) {
   // An f64 input makes the norm f64; f32 otherwise.
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<1xf32>, %b: tensor<2xf64>",
-                              "genesis.global_norm %a, %b : tensor<1xf32>, tensor<2xf64>",
-                              "tensor<f64>"),
-                           {f32({1}, {3}), f64({2}, {4, 12})}),
-                      DType::F64, {}, {13}));
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<1xf32>, %b: tensor<2xf32>",
-                              "genesis.global_norm %a, %b : tensor<1xf32>, tensor<2xf32>",
-                              "tensor<f32>"),
-                           {f32({1}, {3}), f32({2}, {4, 12})}),
-                      DType::F32, {}, {13}));
-  EXPECT_TRUE(matches(run1(fn("%a: tensor<2xf32>", "genesis.all_reduce mean, %a : tensor<2xf32>",
-                              "tensor<2xf32>"),
-                           {f32({2}, {1.5, -2})}),
-                      DType::F32, {2}, {1.5, -2}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: tensor<1xf32>, %b: tensor<2xf64>",
+              "genesis.global_norm %a, %b : tensor<1xf32>, tensor<2xf64>",
+              "tensor<f64>"),
+           {f32({1}, {3}), f64({2}, {4, 12})}),
+      DType::F64, {}, {13}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: tensor<1xf32>, %b: tensor<2xf32>",
+              "genesis.global_norm %a, %b : tensor<1xf32>, tensor<2xf32>",
+              "tensor<f32>"),
+           {f32({1}, {3}), f32({2}, {4, 12})}),
+      DType::F32, {}, {13}));
+  EXPECT_TRUE(matches(
+      run1(fn("%a: tensor<2xf32>",
+              "genesis.all_reduce mean, %a : tensor<2xf32>", "tensor<2xf32>"),
+           {f32({2}, {1.5, -2})}),
+      DType::F32, {2}, {1.5, -2}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1002,7 +1117,8 @@ TEST_F(EvaluatorTest, GlobalNormAndAllReduce) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(EvaluatorTest, FusionBodyIsEvaluated) {
-  std::string ir = R"(func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  std::string ir =
+      R"(func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %r:2 = genesis.fusion %a, %b : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   ^bb0(%x: tensor<2xf32>, %y: tensor<2xf32>):
     %s = genesis.add %x, %y : tensor<2xf32>
@@ -1019,41 +1135,49 @@ TEST_F(EvaluatorTest, FusionBodyIsEvaluated) {
 }
 
 TEST_F(EvaluatorTest, LibraryCallEpilogues) {
-  const std::string lt = "tensor<1x2xf64>", rt = "tensor<2x2xf64>", bt = "tensor<2xf64>";
-  HostArray lhs = f64({1, 2}, {1, 2}), rhs = f64({2, 2}, {1, -1, 1, -1}); // [3, -3]
+  const std::string lt = "tensor<1x2xf64>", rt = "tensor<2x2xf64>",
+                    bt = "tensor<2xf64>";
+  HostArray lhs = f64({1, 2}, {1, 2}),
+            rhs = f64({2, 2}, {1, -1, 1, -1}); // [3, -3]
   HostArray bias = f64({2}, {1, 1});
-  auto call = [&](const std::string &epilogue, bool withBias, const std::string &attrs) {
-    std::string args = "%a: " + lt + ", %b: " + rt + (withBias ? ", %c: " + bt : "");
+  auto call = [&](const std::string &epilogue, bool withBias,
+                  const std::string &attrs) {
+    std::string args =
+        "%a: " + lt + ", %b: " + rt + (withBias ? ", %c: " + bt : "");
     std::string types = lt + ", " + rt + (withBias ? ", " + bt : "");
     std::vector<HostArray> in = {lhs, rhs};
     if (withBias)
       in.push_back(bias);
     return run1(fn(args,
                    "genesis.library_call " + epilogue + " %a, %b" +
-                       (withBias ? " bias %c" : "") + " " + attrs + " : (" + types +
-                       ") -> tensor<1x2xf64>",
+                       (withBias ? " bias %c" : "") + " " + attrs + " : (" +
+                       types + ") -> tensor<1x2xf64>",
                    "tensor<1x2xf64>"),
                 in);
   };
   EXPECT_TRUE(matches(call("none", false, ""), DType::F64, {1, 2}, {3, -3}));
-  EXPECT_TRUE(matches(call("none", false, "{alpha = 0.5}"), DType::F64, {1, 2}, {1.5, -1.5}));
+  EXPECT_TRUE(matches(call("none", false, "{alpha = 0.5}"), DType::F64, {1, 2},
+                      {1.5, -1.5}));
   EXPECT_TRUE(matches(call("bias", true, ""), DType::F64, {1, 2}, {4, -2}));
   EXPECT_TRUE(matches(call("relu", false, ""), DType::F64, {1, 2}, {3, 0}));
   EXPECT_TRUE(matches(call("bias_relu", true, ""), DType::F64, {1, 2}, {4, 0}));
   // gelu is the tanh approximation: gelu_tanh(1) = 0.8411919906082768 (the
   // erf form gives 0.8413447460685429), gelu_tanh(-1) = gelu_tanh(1) - 1.
-  EXPECT_TRUE(matches(call("gelu", false, "{alpha = 0.3333333333333333}"), DType::F64,
-                      {1, 2}, {0.8411919906082768, 0.8411919906082768 - 1.0}, 1e-15));
-  EXPECT_TRUE(matches(call("bias_gelu", true, "{alpha = 0.0}"), DType::F64, {1, 2},
-                      {0.8411919906082768, 0.8411919906082768}, 1e-15));
+  EXPECT_TRUE(matches(call("gelu", false, "{alpha = 0.3333333333333333}"),
+                      DType::F64, {1, 2},
+                      {0.8411919906082768, 0.8411919906082768 - 1.0}, 1e-15));
+  EXPECT_TRUE(matches(call("bias_gelu", true, "{alpha = 0.0}"), DType::F64,
+                      {1, 2}, {0.8411919906082768, 0.8411919906082768}, 1e-15));
   // The epilogue sees the unrounded GEMM result: in f16, alpha * 1 * 1 =
   // 1 + 2^-11 would round to 1 on its own, and 1 - 1 would give 0.
-  std::string f16ir = fn("%a: tensor<1x1xf16>, %b: tensor<1x1xf16>, %c: tensor<1xf16>",
-                         "genesis.library_call bias %a, %b bias %c {alpha = 1.00048828125} : "
-                         "(tensor<1x1xf16>, tensor<1x1xf16>, tensor<1xf16>) -> tensor<1x1xf16>",
-                         "tensor<1x1xf16>");
-  EXPECT_TRUE(matches(run1(f16ir, {f16({1, 1}, {1}), f16({1, 1}, {1}), f16({1}, {-1})}),
-                      DType::F16, {1, 1}, {std::ldexp(1.0, -11)}));
+  std::string f16ir =
+      fn("%a: tensor<1x1xf16>, %b: tensor<1x1xf16>, %c: tensor<1xf16>",
+         "genesis.library_call bias %a, %b bias %c {alpha = 1.00048828125} : "
+         "(tensor<1x1xf16>, tensor<1x1xf16>, tensor<1xf16>) -> tensor<1x1xf16>",
+         "tensor<1x1xf16>");
+  EXPECT_TRUE(
+      matches(run1(f16ir, {f16({1, 1}, {1}), f16({1, 1}, {1}), f16({1}, {-1})}),
+              DType::F16, {1, 1}, {std::ldexp(1.0, -11)}));
 }
 
 TEST_F(EvaluatorTest, FuncCallRunsTheCallee) {
@@ -1067,22 +1191,23 @@ func.func private @twice(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = genesis.add %x, %x : tensor<2xf32>
   return %0 : tensor<2xf32>
 })";
-  EXPECT_TRUE(matches(run1(ir, {f32({2}, {1.5, -2})}), DType::F32, {2}, {4.5, -6}));
+  EXPECT_TRUE(
+      matches(run1(ir, {f32({2}, {1.5, -2})}), DType::F32, {2}, {4.5, -6}));
   // The callee can be evaluated on its own, too.
-  EXPECT_TRUE(matches(run(ir, {f32({2}, {1.5, -2})}, "twice").at(0), DType::F32, {2},
-                      {3, -4}));
+  EXPECT_TRUE(matches(run(ir, {f32({2}, {1.5, -2})}, "twice").at(0), DType::F32,
+                      {2}, {3, -4}));
 }
 
 TEST_F(EvaluatorTest, ArgumentMismatchesNameTheArgument) {
-  std::string ir = R"(func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32> {genesis.name = "bias"}) -> tensor<2xf32> {
+  std::string ir =
+      R"(func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32> {genesis.name = "bias"}) -> tensor<2xf32> {
   return %a : tensor<2xf32>
 })";
   std::string message = errorFrom([&] { run(ir, {f32({2}, {1, 2})}); });
   EXPECT_TRUE(contains(message, "@f takes 2 arguments, got 1"));
-  message = errorFrom([&] {
-    run(ir, {f32({2}, {1, 2}), f32({2}, {1, 2})});
-  });
-  EXPECT_TRUE(contains(message, "@f argument #1 'bias' expects f32[3], got f32[2]"));
+  message = errorFrom([&] { run(ir, {f32({2}, {1, 2}), f32({2}, {1, 2})}); });
+  EXPECT_TRUE(
+      contains(message, "@f argument #1 'bias' expects f32[3], got f32[2]"));
   message = errorFrom([&] {
     run(ir, {i64({2}, {1, 2}), f32({3}, {1, 2, 3})});
   });

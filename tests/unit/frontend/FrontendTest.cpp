@@ -1,4 +1,5 @@
-//===- FrontendTest.cpp - Tracing modules into genesis IR ------------------===//
+//===- FrontendTest.cpp - Tracing modules into genesis IR
+//------------------===//
 //
 // Each module and loss traces to verified genesis IR with the expected ops
 // and shapes, and evaluating the trace gives the values worked out here by
@@ -30,8 +31,8 @@ HostArray randomArray(Shape shape, uint64_t seed, double low = -1.0,
 }
 
 /// Runs a finished trace on named inputs.
-std::vector<HostArray> run(Trace &trace,
-                           const std::map<std::string, HostArray> &inputs = {}) {
+std::vector<HostArray>
+run(Trace &trace, const std::map<std::string, HostArray> &inputs = {}) {
   return evaluate(trace.finish(), trace.arguments(inputs));
 }
 
@@ -53,10 +54,9 @@ TEST(Frontend, MlpTracesToVerifiedIrWithTorchNames) {
   std::vector<std::string> names;
   for (auto &[name, parameter] : mlp->named_parameters())
     names.push_back(name + ":" + parameter->data().typeString());
-  EXPECT_EQ(names, (std::vector<std::string>{"0.weight:f32[256, 784]",
-                                             "0.bias:f32[256]",
-                                             "2.weight:f32[10, 256]",
-                                             "2.bias:f32[10]"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "0.weight:f32[256, 784]", "0.bias:f32[256]",
+                       "2.weight:f32[10, 256]", "2.bias:f32[10]"}));
   EXPECT_EQ(mlp->num_parameters(), 784 * 256 + 256 + 256 * 10 + 10);
 
   Trace trace("forward");
@@ -86,15 +86,17 @@ TEST(Frontend, MlpTracesToVerifiedIrWithTorchNames) {
       double acc = b1.getDouble(j);
       for (int64_t k = 0; k < 784; ++k)
         acc += input.getDouble(r * 784 + k) * w1.getDouble(j * 784 + k);
-      hidden[j] = static_cast<float>(std::max(0.0, static_cast<double>(
-                                                       static_cast<float>(acc))));
+      hidden[j] = static_cast<float>(
+          std::max(0.0, static_cast<double>(static_cast<float>(acc))));
     }
     for (int64_t c = 0; c < 10; ++c) {
       double acc = 0;
       for (int64_t j = 0; j < 256; ++j)
         acc += hidden[j] * w2.getDouble(c * 256 + j);
-      double expected = static_cast<float>(static_cast<float>(acc) + b2.getDouble(c));
-      EXPECT_NEAR(out.getDouble(r * 10 + c), expected, 1e-5 * (1 + std::fabs(expected)));
+      double expected =
+          static_cast<float>(static_cast<float>(acc) + b2.getDouble(c));
+      EXPECT_NEAR(out.getDouble(r * 10 + c), expected,
+                  1e-5 * (1 + std::fabs(expected)));
     }
   }
 }
@@ -175,8 +177,8 @@ TEST(Frontend, BroadcastingIsExplicitInTheIr) {
   std::string ir = trace.str();
   EXPECT_THAT(ir, HasSubstr("genesis.broadcast_in_dim %arg1, [1] : "
                             "tensor<3xf32> -> tensor<2x3xf32>"));
-  HostArray av = HostArray::fromValues<double>(DType::F32, {2, 3},
-                                               {1, 2, 3, 4, 5, 6});
+  HostArray av =
+      HostArray::fromValues<double>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
   HostArray bv = HostArray::fromValues<double>(DType::F32, {3}, {10, 20, 30});
   HostArray y = run(trace, {{"a", av}, {"b", bv}})[0];
   std::vector<double> expected = {11, 41, 91, 41, 101, 181};
@@ -273,13 +275,13 @@ TEST(Frontend, ReductionsAndCompositesEvaluateCorrectly) {
   trace.output("lse", logsumexp(x, {1}));
   trace.output("clamp", clamp(x, -1.0, 2.0));
   trace.output("where", where(gt(x, full_like(x, 0.0)), x, -x));
-  HostArray xv = HostArray::fromValues<double>(DType::F64, {2, 3},
-                                               {1, 2, 3, -4, 0, 4});
+  HostArray xv =
+      HostArray::fromValues<double>(DType::F64, {2, 3}, {1, 2, 3, -4, 0, 4});
   auto r = run(trace, {{"x", xv}});
   EXPECT_DOUBLE_EQ(r[0].getDouble(0), 1.0);
   EXPECT_DOUBLE_EQ(r[0].getDouble(1), 16.0);
-  EXPECT_NEAR(r[1].getDouble(0), std::log(std::exp(1) + std::exp(2) + std::exp(3)),
-              1e-12);
+  EXPECT_NEAR(r[1].getDouble(0),
+              std::log(std::exp(1) + std::exp(2) + std::exp(3)), 1e-12);
   EXPECT_EQ(r[2].getDouble(3), -1.0);
   EXPECT_EQ(r[2].getDouble(2), 2.0);
   EXPECT_EQ(r[3].getDouble(3), 4.0);
@@ -289,8 +291,8 @@ TEST(Frontend, LogsumexpOfAllNegativeInfinityIsNegativeInfinity) {
   Trace trace("f");
   Tensor x = trace.input("x", DType::F32, {1, 2});
   trace.output("lse", logsumexp(x, {1}));
-  HostArray xv = HostArray::fromValues<double>(DType::F32, {1, 2},
-                                               {-INFINITY, -INFINITY});
+  HostArray xv =
+      HostArray::fromValues<double>(DType::F32, {1, 2}, {-INFINITY, -INFINITY});
   EXPECT_EQ(run(trace, {{"x", xv}})[0].getDouble(0), -INFINITY);
 }
 
@@ -321,8 +323,8 @@ TEST(Frontend, LayersTraceWithExpectedShapesAndValues) {
   std::string ir = trace.str();
   EXPECT_THAT(ir, HasSubstr("genesis.take"));
   EXPECT_THAT(ir, HasSubstr("genesis.layer_norm"));
-  HostArray idv = HostArray::fromValues<int64_t>(DType::I64, {2, 3},
-                                                 {0, 9, 3, 3, 3, 1});
+  HostArray idv =
+      HostArray::fromValues<int64_t>(DType::I64, {2, 3}, {0, 9, 3, 3, 3, 1});
   auto r = run(trace, {{"ids", idv}});
   const HostArray &table = embedding.weight.data();
   for (int64_t p = 0; p < 6; ++p)
@@ -340,8 +342,10 @@ TEST(Frontend, LayersTraceWithExpectedShapesAndValues) {
     }
     for (int64_t c = 0; c < 4; ++c) {
       double x = r[0].getDouble(p * 4 + c);
-      EXPECT_NEAR(r[1].getDouble(p * 4 + c), (x - m) / std::sqrt(v + 1e-5), 1e-6);
-      EXPECT_NEAR(r[2].getDouble(p * 4 + c), x / std::sqrt(squares + 1e-6), 1e-6);
+      EXPECT_NEAR(r[1].getDouble(p * 4 + c), (x - m) / std::sqrt(v + 1e-5),
+                  1e-6);
+      EXPECT_NEAR(r[2].getDouble(p * 4 + c), x / std::sqrt(squares + 1e-6),
+                  1e-6);
     }
   }
 }
@@ -392,13 +396,14 @@ TEST(Frontend, LossesMatchHandComputedValues) {
   trace.output("l1", l1_loss(p, y, Reduction::Sum));
   trace.output("bce", binary_cross_entropy(p, y));
   trace.output("bce_logits", binary_cross_entropy_with_logits(p, y));
-  auto r = run(
-      trace,
-      {{"logits", HostArray::fromValues<double>(DType::F64, {3, 2},
-                                                {0, std::log(3.0), 5, 5, 1, 2})},
-       {"labels", HostArray::fromValues<int64_t>(DType::I64, {3}, {1, -100, 0})},
-       {"p", HostArray::fromValues<double>(DType::F64, {2}, {0.25, 0.5})},
-       {"y", HostArray::fromValues<double>(DType::F64, {2}, {1, 0})}});
+  auto r =
+      run(trace,
+          {{"logits", HostArray::fromValues<double>(
+                          DType::F64, {3, 2}, {0, std::log(3.0), 5, 5, 1, 2})},
+           {"labels",
+            HostArray::fromValues<int64_t>(DType::I64, {3}, {1, -100, 0})},
+           {"p", HostArray::fromValues<double>(DType::F64, {2}, {0.25, 0.5})},
+           {"y", HostArray::fromValues<double>(DType::F64, {2}, {1, 0})}});
   // Row 0: softmax [1/4, 3/4], label 1 -> -log(3/4); row 1 ignored;
   // row 2: -log(e/(e+e^2)) = log(1+e).
   double row0 = -std::log(0.75), row2 = std::log(1 + std::exp(1.0));
@@ -419,8 +424,8 @@ TEST(Frontend, LossesMatchHandComputedValues) {
 class TinyDecoder : public nn::Module {
 public:
   TinyDecoder(const nn::DecoderLayer::Config &config, Generator &g) {
-    layers = register_module("layers",
-                             std::make_shared<nn::ModuleList<nn::DecoderLayer>>());
+    layers = register_module(
+        "layers", std::make_shared<nn::ModuleList<nn::DecoderLayer>>());
     for (int i = 0; i < 2; ++i)
       layers->push_back(std::make_shared<nn::DecoderLayer>(config, g));
   }
@@ -448,10 +453,12 @@ TEST(Frontend, TransformerBlockTracesEvaluatesAndIsCausal) {
   EXPECT_NE(std::find(names.begin(), names.end(),
                       "layers.1.post_attention_layernorm.weight"),
             names.end());
-  EXPECT_NE(std::find(names.begin(), names.end(), "layers.1.mlp.gate_proj.weight"),
-            names.end());
-  EXPECT_EQ(std::find(names.begin(), names.end(), "layers.0.self_attn.o_proj.bias"),
-            names.end());
+  EXPECT_NE(
+      std::find(names.begin(), names.end(), "layers.1.mlp.gate_proj.weight"),
+      names.end());
+  EXPECT_EQ(
+      std::find(names.begin(), names.end(), "layers.0.self_attn.o_proj.bias"),
+      names.end());
 
   Trace trace("forward");
   trace.bind(model);

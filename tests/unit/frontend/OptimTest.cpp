@@ -1,4 +1,5 @@
-//===- OptimTest.cpp - Compiled train steps against PyTorch ----------------===//
+//===- OptimTest.cpp - Compiled train steps against PyTorch
+//----------------===//
 //
 // Three training steps of the MLP with each optimizer, compiled by
 // compile_train_step (genesis-autodiff + genesis-train-step) and run by the
@@ -42,8 +43,9 @@ double scaledError(const HostArray &actual, const HostArray &expected) {
   EXPECT_EQ(actual.typeString(), expected.typeString());
   double worst = 0;
   for (int64_t i = 0; i < std::min(actual.numel(), expected.numel()); ++i)
-    worst = std::max(worst, std::fabs(actual.getDouble(i) - expected.getDouble(i)) /
-                                (2e-6 + 1e-5 * std::fabs(expected.getDouble(i))));
+    worst =
+        std::max(worst, std::fabs(actual.getDouble(i) - expected.getDouble(i)) /
+                            (2e-6 + 1e-5 * std::fabs(expected.getDouble(i))));
   return worst;
 }
 
@@ -77,7 +79,8 @@ void checkAgainstTorch(const std::string &config, const optim::Optimizer &opt,
   const HostArray &losses = golden.at("losses");
   for (int64_t s = 0; s < losses.numel(); ++s) {
     double loss = step.step(batch);
-    EXPECT_NEAR(loss, losses.getDouble(s), 1e-5 * std::fabs(losses.getDouble(s)))
+    EXPECT_NEAR(loss, losses.getDouble(s),
+                1e-5 * std::fabs(losses.getDouble(s)))
         << "step " << s + 1;
   }
   EXPECT_EQ(step.steps(), losses.numel());
@@ -99,9 +102,7 @@ void checkAgainstTorch(const std::string &config, const optim::Optimizer &opt,
   EXPECT_EQ(states, goldenStates);
 }
 
-TEST(Optim, SgdMatchesPyTorch) {
-  checkAgainstTorch("sgd", optim::SGD{0.05});
-}
+TEST(Optim, SgdMatchesPyTorch) { checkAgainstTorch("sgd", optim::SGD{0.05}); }
 
 TEST(Optim, SgdMomentumDampeningWeightDecayMatchesPyTorch) {
   optim::SGD sgd;
@@ -176,7 +177,8 @@ TEST(Optim, GradientAccumulationEqualsOneBigBatch) {
   optim::Adam adam;
   std::map<std::string, HostArray> batch = {{"images", initial.at("images")},
                                             {"labels", initial.at("labels")}};
-  optim::TrainStep big = optim::compile_train_step(*whole, lossOf(*whole), adam, batch);
+  optim::TrainStep big =
+      optim::compile_train_step(*whole, lossOf(*whole), adam, batch);
   HostArray halfImages(DType::F32, {8, 784});
   HostArray halfLabels(DType::I64, {8});
   optim::TrainStepOptions options;
@@ -202,11 +204,13 @@ TEST(Optim, OptimizerStateRoundTrips) {
   auto mlp = models::makeMlp(8, generator);
   HostArray images(DType::F32, {4, 784}), labels(DType::I64, {4});
   generator.fill_uniform(images, 0, 1);
-  std::map<std::string, HostArray> batch = {{"images", images}, {"labels", labels}};
+  std::map<std::string, HostArray> batch = {{"images", images},
+                                            {"labels", labels}};
   auto loss = [&](const std::map<std::string, Tensor> &b) {
     return cross_entropy(mlp->forward(b.at("images")), b.at("labels"));
   };
-  optim::TrainStep step = optim::compile_train_step(*mlp, loss, optim::Adam{}, batch);
+  optim::TrainStep step =
+      optim::compile_train_step(*mlp, loss, optim::Adam{}, batch);
   step.step(batch);
   NamedArrays saved = step.state_dict();
   EXPECT_EQ(saved.back().first, "step");
@@ -275,11 +279,14 @@ TEST(Optim, DynamicLossScaleSkipsOverflowAndGrows) {
       ASSERT_EQ(before[i].second.getDouble(e), after[i].second.getDouble(e))
           << "skipped step changed " << before[i].first;
   for (auto &[name, value] : step.state_dict())
-    if (name.find(".exp_avg") != std::string::npos)
-      for (auto &[oldName, old] : stateBefore)
-        if (oldName == name)
+    if (name.find(".exp_avg") != std::string::npos) {
+      for (auto &[oldName, old] : stateBefore) {
+        if (oldName == name) {
           for (int64_t e = 0; e < old.numel(); ++e)
             ASSERT_EQ(old.getDouble(e), value.getDouble(e)) << name;
+        }
+      }
+    }
   EXPECT_EQ(ampState("amp.loss_scale"), 32768.0);
   EXPECT_EQ(ampState("amp.growth_tracker"), 0.0);
   EXPECT_EQ(ampState("amp.skipped_steps"), 1.0);

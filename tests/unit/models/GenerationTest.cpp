@@ -282,10 +282,12 @@ void expectSharedCachesUpdatedInPlace(const PlanFile &planFile, CausalLM &lm) {
       EXPECT_TRUE(has(function->inputs(), cache)) << name;
       EXPECT_TRUE(has(function->outputs(), cache)) << name;
     }
-    for (const plan::Step *step : *function->steps())
-      if (const plan::Copy *copy = step->kind_as_Copy())
+    for (const plan::Step *step : *function->steps()) {
+      if (const plan::Copy *copy = step->kind_as_Copy()) {
         EXPECT_FALSE(std::count(caches.begin(), caches.end(), copy->dst()))
             << name << " copies into " << planFile.tensorName(copy->dst());
+      }
+    }
   }
 }
 

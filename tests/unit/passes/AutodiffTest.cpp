@@ -1,4 +1,5 @@
-//===- AutodiffTest.cpp - Gradient checks of genesis-autodiff --------------===//
+//===- AutodiffTest.cpp - Gradient checks of genesis-autodiff
+//--------------===//
 //
 // Every differentiable op and loss, and whole models, in f64 on the reference
 // evaluator: the gradient built by genesis-autodiff against central finite
@@ -11,11 +12,11 @@
 
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
-#include "passes/Passes.h"
 #include "frontend/Grad.h"
 #include "frontend/nn/Layers.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/mlp/Mlp.h"
+#include "passes/Passes.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -156,7 +157,9 @@ double moduleGradientError(nn::Module &model,
   EXPECT_LT(gradientError(body, __VA_ARGS__), kTolerance)
 
 Body unary(Tensor (*op)(const Tensor &, Site)) {
-  return [op](Trace &, std::vector<Tensor> &t) { return op(t[0], Site::current()); };
+  return [op](Trace &, std::vector<Tensor> &t) {
+    return op(t[0], Site::current());
+  };
 }
 
 TEST(Autodiff, ElementwiseUnary) {
@@ -169,9 +172,11 @@ TEST(Autodiff, ElementwiseUnary) {
   for (auto op : {&genesis::log, &genesis::sqrt, &genesis::rsqrt})
     EXPECT_GRADIENT(unary(op), {{"x", positive}});
   for (std::string approximate : {"none", "tanh"})
-    EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
-      return gelu(t[0], approximate);
-    }, {{"x", random({2, 5}, 3, -3, 3)}});
+    EXPECT_GRADIENT(
+        [&](Trace &, std::vector<Tensor> &t) {
+          return gelu(t[0], approximate);
+        },
+        {{"x", random({2, 5}, 3, -3, 3)}});
 }
 
 TEST(Autodiff, ElementwiseBinaryWithBroadcasting) {
@@ -185,42 +190,61 @@ TEST(Autodiff, ElementwiseBinaryWithBroadcasting) {
   for (auto op : {&genesis::add, &genesis::sub, &genesis::mul,
                   &genesis::maximum, &genesis::minimum})
     EXPECT_GRADIENT(binary(op), {{"a", a}, {"b", b}});
-  EXPECT_GRADIENT(binary(&genesis::div), {{"a", a}, {"b", random({4}, 4, 0.5, 2)}});
-  EXPECT_GRADIENT(binary(&genesis::pow), {{"a", positive}, {"b", random({4}, 5)}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return where(gt(t[0], t[1]), t[0] * t[1], exp(t[1]));
-  }, {{"a", a}, {"b", random({2, 3, 4}, 6)}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return clamp(t[0], -0.5, 0.5) + t[0] * 2.0 - 3.0 / (t[0] + 2.0);
-  }, {{"a", a}});
+  EXPECT_GRADIENT(binary(&genesis::div),
+                  {{"a", a}, {"b", random({4}, 4, 0.5, 2)}});
+  EXPECT_GRADIENT(binary(&genesis::pow),
+                  {{"a", positive}, {"b", random({4}, 5)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return where(gt(t[0], t[1]), t[0] * t[1], exp(t[1]));
+      },
+      {{"a", a}, {"b", random({2, 3, 4}, 6)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return clamp(t[0], -0.5, 0.5) + t[0] * 2.0 - 3.0 / (t[0] + 2.0);
+      },
+      {{"a", a}});
 }
 
 TEST(Autodiff, ShapeOps) {
   HostArray x = random({2, 3, 4}, 7);
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return t[0].reshape({6, 4}).transpose(0, 1).permute({1, 0});
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return t[0].slice(2, 1, 4, 2).slice(1, 0, 3, 2);
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return cat({t[0], t[0].slice(1, 1, 3), exp(t[0])}, 1);
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return t[0].unsqueeze(1).expand({2, 5, 3, 4}) * t[0].sum({0}, true).unsqueeze(1);
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    auto pieces = chunk(t[0], 2, 2);
-    return pieces[0] * pieces[1];
-  }, {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return t[0].reshape({6, 4}).transpose(0, 1).permute({1, 0});
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return t[0].slice(2, 1, 4, 2).slice(1, 0, 3, 2);
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return cat({t[0], t[0].slice(1, 1, 3), exp(t[0])}, 1);
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return t[0].unsqueeze(1).expand({2, 5, 3, 4}) *
+               t[0].sum({0}, true).unsqueeze(1);
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        auto pieces = chunk(t[0], 2, 2);
+        return pieces[0] * pieces[1];
+      },
+      {{"x", x}});
 }
 
 TEST(Autodiff, EmbeddingSumsRepeatedRows) {
   // Rows 1 and 3 are used several times: their gradients must add up.
   HostArray table = random({5, 3}, 8);
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return index_select(t[0], 0, t[1]);
-  }, {{"table", table}, {"ids", ids({2, 3}, {1, 3, 1, 1, 0, 3}), false}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return index_select(t[0], 0, t[1]);
+      },
+      {{"table", table}, {"ids", ids({2, 3}, {1, 3, 1, 1, 0, 3}), false}});
   // Exact value: d(sum of gathered rows)/d(row) = number of uses.
   Trace trace("loss");
   Tensor t = trace.input("table", DType::F64, {5, 3});
@@ -236,13 +260,17 @@ TEST(Autodiff, EmbeddingSumsRepeatedRows) {
 
 TEST(Autodiff, Reductions) {
   HostArray x = random({3, 4, 5}, 9);
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return sum(t[0], {0, 2}) + amax(t[0], {0, 2}) - amin(t[0], {0, 2});
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return mean(t[0], {1}, true) * var(t[0], {1}, 1, true) +
-           logsumexp(t[0], {1}, true);
-  }, {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return sum(t[0], {0, 2}) + amax(t[0], {0, 2}) - amin(t[0], {0, 2});
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return mean(t[0], {1}, true) * var(t[0], {1}, 1, true) +
+               logsumexp(t[0], {1}, true);
+      },
+      {{"x", x}});
 }
 
 TEST(Autodiff, MatmulAllTransposesAndBatches) {
@@ -250,53 +278,73 @@ TEST(Autodiff, MatmulAllTransposesAndBatches) {
     for (bool tb : {false, true}) {
       HostArray a = random(ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, 10),
                 b = random(tb ? Shape{2, 5, 4} : Shape{2, 4, 5}, 11);
-      EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
-        Tensor x = ta ? t[0].transpose(1, 2) : t[0];
-        Tensor y = tb ? t[1].transpose(1, 2) : t[1];
-        return matmul(x, y);
-      }, {{"a", a}, {"b", b}});
+      EXPECT_GRADIENT(
+          [&](Trace &, std::vector<Tensor> &t) {
+            Tensor x = ta ? t[0].transpose(1, 2) : t[0];
+            Tensor y = tb ? t[1].transpose(1, 2) : t[1];
+            return matmul(x, y);
+          },
+          {{"a", a}, {"b", b}});
     }
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return linear(t[0], t[1], t[2]);
-  }, {{"x", random({2, 3, 4}, 12)}, {"w", random({5, 4}, 13)},
-      {"b", random({5}, 14)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) { return linear(t[0], t[1], t[2]); },
+      {{"x", random({2, 3, 4}, 12)},
+       {"w", random({5, 4}, 13)},
+       {"b", random({5}, 14)}});
 }
 
 TEST(Autodiff, NormalisationsAndSoftmax) {
   HostArray x = random({2, 3, 6}, 15);
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return softmax(t[0], 1) + log_softmax(t[0], -1);
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return layer_norm(t[0], t[1], t[2], 1e-5);
-  }, {{"x", x}, {"w", random({6}, 16)}, {"b", random({6}, 17)}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return layer_norm(t[0], std::nullopt, std::nullopt, 1e-5);
-  }, {{"x", x}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return rms_norm(t[0], t[1], 1e-6);
-  }, {{"x", x}, {"w", random({6}, 18)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return softmax(t[0], 1) + log_softmax(t[0], -1);
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return layer_norm(t[0], t[1], t[2], 1e-5);
+      },
+      {{"x", x}, {"w", random({6}, 16)}, {"b", random({6}, 17)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return layer_norm(t[0], std::nullopt, std::nullopt, 1e-5);
+      },
+      {{"x", x}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return rms_norm(t[0], t[1], 1e-6);
+      },
+      {{"x", x}, {"w", random({6}, 18)}});
 }
 
 TEST(Autodiff, RotaryEmbedding) {
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return apply_rotary(t[0], t[1], t[2]);
-  }, {{"x", random({2, 3, 4, 6}, 19)}, {"cos", random({4, 6}, 20)},
-      {"sin", random({4, 6}, 21)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return apply_rotary(t[0], t[1], t[2]);
+      },
+      {{"x", random({2, 3, 4, 6}, 19)},
+       {"cos", random({4, 6}, 20)},
+       {"sin", random({4, 6}, 21)}});
 }
 
 TEST(Autodiff, AttentionCausalGqaAndMask) {
   HostArray q = random({2, 4, 3, 5}, 22), k = random({2, 2, 4, 5}, 23),
             v = random({2, 2, 4, 6}, 24);
   for (bool causal : {false, true})
-    EXPECT_GRADIENT([causal](Trace &, std::vector<Tensor> &t) {
-      return scaled_dot_product_attention(t[0], t[1], t[2], std::nullopt,
-                                          causal);
-    }, {{"q", q}, {"k", k}, {"v", v}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return scaled_dot_product_attention(t[0], t[1], t[2], t[3], false, 0.3);
-  }, {{"q", q}, {"k", k}, {"v", v},
-      {"mask", random({1, 1, 3, 4}, 25), false}});
+    EXPECT_GRADIENT(
+        [causal](Trace &, std::vector<Tensor> &t) {
+          return scaled_dot_product_attention(t[0], t[1], t[2], std::nullopt,
+                                              causal);
+        },
+        {{"q", q}, {"k", k}, {"v", v}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return scaled_dot_product_attention(t[0], t[1], t[2], t[3], false, 0.3);
+      },
+      {{"q", q},
+       {"k", k},
+       {"v", v},
+       {"mask", random({1, 1, 3, 4}, 25), false}});
 }
 
 TEST(Autodiff, CrossEntropyIgnoreIndexAndSmoothing) {
@@ -304,9 +352,11 @@ TEST(Autodiff, CrossEntropyIgnoreIndexAndSmoothing) {
   HostArray labels = ids({5}, {3, -100, 0, 2, -100});
   for (Reduction reduction : {Reduction::Mean, Reduction::Sum, Reduction::None})
     for (double smoothing : {0.0, 0.1})
-      EXPECT_GRADIENT([&](Trace &, std::vector<Tensor> &t) {
-        return cross_entropy(t[0], t[1], -100, reduction, smoothing);
-      }, {{"logits", logits}, {"labels", labels, false}});
+      EXPECT_GRADIENT(
+          [&](Trace &, std::vector<Tensor> &t) {
+            return cross_entropy(t[0], t[1], -100, reduction, smoothing);
+          },
+          {{"logits", logits}, {"labels", labels, false}});
   // Ignored rows get exactly zero gradient.
   Trace trace("loss");
   Tensor x = trace.input("logits", DType::F64, {5, 4});
@@ -322,37 +372,53 @@ TEST(Autodiff, CrossEntropyIgnoreIndexAndSmoothing) {
 TEST(Autodiff, OtherLosses) {
   HostArray p = random({6}, 27, 0.1, 0.9), y = random({6}, 28, 0, 1),
             x = random({6}, 29, -3, 3);
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return mse_loss(t[0], t[1]) + l1_loss(t[0], t[1], Reduction::Sum);
-  }, {{"p", p}, {"y", y}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return binary_cross_entropy(t[0], t[1]);
-  }, {{"p", p}, {"y", y}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return binary_cross_entropy_with_logits(t[0], t[1], Reduction::Sum);
-  }, {{"x", x}, {"y", y}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return mse_loss(t[0], t[1]) + l1_loss(t[0], t[1], Reduction::Sum);
+      },
+      {{"p", p}, {"y", y}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return binary_cross_entropy(t[0], t[1]);
+      },
+      {{"p", p}, {"y", y}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return binary_cross_entropy_with_logits(t[0], t[1], Reduction::Sum);
+      },
+      {{"x", x}, {"y", y}});
 }
 
 TEST(Autodiff, DropoutReusesItsMask) {
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return dropout(t[0], 0.3, true) * t[0];
-  }, {{"x", random({50}, 30)},
-      {"rng_seed", HostArray::fromValues<int64_t>(DType::I64, {}, {77}), false}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return dropout(t[0], 0.3, true) * t[0];
+      },
+      {{"x", random({50}, 30)},
+       {"rng_seed", HostArray::fromValues<int64_t>(DType::I64, {}, {77}),
+        false}});
 }
 
 TEST(Autodiff, PadIndexAddErfNormAndDetach) {
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return pad(t[0], {1, 0}, {0, 2}) * 3.0;
-  }, {{"x", random({2, 3}, 40)}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return index_add(t[0], 0, t[2], t[1]);
-  }, {{"x", random({4, 3}, 41)}, {"source", random({5, 3}, 42)},
-      {"ids", ids({5}, {2, 0, 2, 3, 2}), false}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return pad(t[0], {1, 0}, {0, 2}) * 3.0;
+      },
+      {{"x", random({2, 3}, 40)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return index_add(t[0], 0, t[2], t[1]);
+      },
+      {{"x", random({4, 3}, 41)},
+       {"source", random({5, 3}, 42)},
+       {"ids", ids({5}, {2, 0, 2, 3, 2}), false}});
   EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) { return erf(t[0]); },
                   {{"x", random({6}, 43, -2, 2)}});
-  EXPECT_GRADIENT([](Trace &, std::vector<Tensor> &t) {
-    return global_norm({t[0], t[1]});
-  }, {{"a", random({3}, 44)}, {"b", random({2, 2}, 45)}});
+  EXPECT_GRADIENT(
+      [](Trace &, std::vector<Tensor> &t) {
+        return global_norm({t[0], t[1]});
+      },
+      {{"a", random({3}, 44)}, {"b", random({2, 2}, 45)}});
   // detach: d/dx [x * detach(x)] = detach(x), not 2x.
   Trace trace("loss");
   Tensor x = trace.input("x", DType::F64, {3});
@@ -381,8 +447,8 @@ double irGradientError(const std::string &ir, std::vector<HostArray> inputs,
   std::iota(differentiated.begin(), differentiated.end(), 0);
   return finiteDifferenceError(
       forward, inputs, differentiated,
-      std::vector<HostArray>(analytic.begin() + 1, analytic.end()),
-      1 << 30, step);
+      std::vector<HostArray>(analytic.begin() + 1, analytic.end()), 1 << 30,
+      step);
 }
 
 TEST(Autodiff, AllReduceAndCast) {
@@ -392,7 +458,8 @@ TEST(Autodiff, AllReduceAndCast) {
       %1 = genesis.mul %0, %x : tensor<4xf64>
       %2 = genesis.reduce_sum %1 dims [0] : tensor<4xf64>
       return %2 : tensor<f64>
-    })", {random({4}, 47)}, 1e-6),
+    })",
+                            {random({4}, 47)}, 1e-6),
             kTolerance);
   // Through f32 the loss is quantised to ~6e-8 relative, so the difference
   // quotient uses a larger step and a tolerance of 1e-3 (quantisation error
@@ -404,7 +471,8 @@ TEST(Autodiff, AllReduceAndCast) {
       %2 = genesis.cast %1 : tensor<4xf32> to tensor<4xf64>
       %3 = genesis.reduce_sum %2 dims [0] : tensor<4xf64>
       return %3 : tensor<f64>
-    })", {random({4}, 48)}, 1e-3),
+    })",
+                            {random({4}, 48)}, 1e-3),
             1e-3);
 }
 
@@ -443,11 +511,13 @@ TEST(Autodiff, MlpWholeModel) {
     inputs.push_back({name, parameter->data()});
   inputs.push_back({"images", images, false});
   inputs.push_back({"labels", labels, false});
-  EXPECT_LT(gradientError([&](Trace &, std::vector<Tensor> &t) {
-              // Use the traced inputs as the model's parameters.
-              Tensor h = relu(linear(t[4], t[0], t[1]));
-              return cross_entropy(linear(h, t[2], t[3]), t[5]);
-            }, inputs, /*maxElements=*/64),
+  EXPECT_LT(gradientError(
+                [&](Trace &, std::vector<Tensor> &t) {
+                  // Use the traced inputs as the model's parameters.
+                  Tensor h = relu(linear(t[4], t[0], t[1]));
+                  return cross_entropy(linear(h, t[2], t[3]), t[5]);
+                },
+                inputs, /*maxElements=*/64),
             kTolerance);
 }
 
@@ -489,10 +559,10 @@ TEST(Autodiff, TinyGpt2WholeModel) {
   EXPECT_LT(moduleGradientError(
                 gpt,
                 [&](Trace &trace) {
-                  Tensor logits =
-                      gpt(trace.input("ids", DType::I64, {2, 6}));
-                  return cross_entropy(logits.reshape({12, 13}),
-                                       trace.input("targets", DType::I64, {12}));
+                  Tensor logits = gpt(trace.input("ids", DType::I64, {2, 6}));
+                  return cross_entropy(
+                      logits.reshape({12, 13}),
+                      trace.input("targets", DType::I64, {12}));
                 },
                 {{"ids", tokens}, {"targets", targets}}, /*maxElements=*/24),
             kTolerance);

@@ -16,8 +16,8 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Passes.h"
-#include "tests/unit/passes/KernelTestSupport.h"
 #include "runtime/Random.h"
+#include "tests/unit/passes/KernelTestSupport.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -57,7 +57,6 @@ public:
 private:
   std::string path;
 };
-
 
 /// Runs `@f` of `ir` through the evaluator and through the compiled kernels
 /// (each result of @f must be a fusion of @f's arguments) and returns the
@@ -104,13 +103,14 @@ double maxError(const std::string &ir, uint64_t seed = 1,
     }
     std::vector<void *> args;
     for (mlir::Value input : op->getOperands())
-      args.push_back(inputs[mlir::cast<mlir::BlockArgument>(input).getArgNumber()]
-                         .data());
+      args.push_back(
+          inputs[mlir::cast<mlir::BlockArgument>(input).getArgNumber()].data());
     for (HostArray &output : outputs)
       args.push_back(output.data());
     kernel(args.data());
     const HostArray &want = expected[r];
-    const HostArray &got = outputs[mlir::cast<mlir::OpResult>(value).getResultNumber()];
+    const HostArray &got =
+        outputs[mlir::cast<mlir::OpResult>(value).getResultNumber()];
     for (int64_t i = 0; i < want.numel(); ++i) {
       double a = got.getDouble(i), b = want.getDouble(i);
       if (std::isnan(b)) {
@@ -281,7 +281,6 @@ TEST(CpuCodegen, ScalarKernel) {
             0.0);
 }
 
-
 TEST(CpuCodegen, OptimizerUpdates) {
   const char *ir = R"(
     func.func @f(%p: tensor<6x5xf32>, %g: tensor<6x5xf32>, %m: tensor<6x5xf32>, %v: tensor<6x5xf32>, %lr: tensor<f32>, %step: tensor<i64>)
@@ -293,10 +292,11 @@ TEST(CpuCodegen, OptimizerUpdates) {
       return %0, %1#0, %1#1, %2#0, %2#1, %2#2, %3#0, %3#1, %3#2 : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
     })";
   // v must be non-negative (a second moment); steps 1 and 4.
-  HostArray v = randomFor(mlir::RankedTensorType::get(
-                              {6, 5}, mlir::Float32Type::get(
-                                          std::make_unique<mlir::MLIRContext>().get())),
-                          77);
+  HostArray v = randomFor(
+      mlir::RankedTensorType::get(
+          {6, 5},
+          mlir::Float32Type::get(std::make_unique<mlir::MLIRContext>().get())),
+      77);
   for (int64_t i = 0; i < v.numel(); ++i)
     v.setDouble(i, std::fabs(v.getDouble(i)));
   for (int64_t step : {1, 4})
@@ -312,8 +312,10 @@ TEST(CpuCodegen, SoftmaxAlongEveryDimension) {
   for (int dim : {0, 1, 2})
     EXPECT_LT(maxError(R"(
       func.func @f(%x: tensor<3x4x5xf32>) -> (tensor<3x4x5xf32>, tensor<3x4x5xf32>) {
-        %0 = genesis.softmax %x dim )" + std::to_string(dim) + R"( : tensor<3x4x5xf32>
-        %1 = genesis.log_softmax %x dim )" + std::to_string(dim) + R"( : tensor<3x4x5xf32>
+        %0 = genesis.softmax %x dim )" +
+                       std::to_string(dim) + R"( : tensor<3x4x5xf32>
+        %1 = genesis.log_softmax %x dim )" +
+                       std::to_string(dim) + R"( : tensor<3x4x5xf32>
         return %0, %1 : tensor<3x4x5xf32>, tensor<3x4x5xf32>
       })"),
               1e-6)
@@ -326,22 +328,33 @@ TEST(CpuCodegen, CrossEntropyAndItsGradient) {
   for (int64_t i = 0; i < 6; ++i)
     labels.setInt(i, values[i]);
   for (std::string reduction : {"0", "1", "2"})
-    EXPECT_LT(maxError(R"(
+    EXPECT_LT(
+        maxError(
+            R"(
       func.func @f(%x: tensor<6x10xf32>, %l: tensor<6xi64>, %g: tensor<6xf32>, %s: tensor<f32>) -> ()" +
-                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") +
-                           R"(, tensor<6x10xf32>) {
-        %0 = genesis.cross_entropy %x, %l {reduction = )" + reduction +
-                           R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>) -> )" +
-                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") + R"(
-        %1 = genesis.cross_entropy_grad %x, %l, )" + std::string(reduction == "0" ? "%g" : "%s") +
-                           R"( {reduction = )" + reduction +
-                           R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>, )" +
-                           std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") + R"() -> tensor<6x10xf32>
-        return %0, %1 : )" + std::string(reduction == "0" ? "tensor<6xf32>" : "tensor<f32>") +
-                           R"(, tensor<6x10xf32>
+                std::string(reduction == "0" ? "tensor<6xf32>"
+                                             : "tensor<f32>") +
+                R"(, tensor<6x10xf32>) {
+        %0 = genesis.cross_entropy %x, %l {reduction = )" +
+                reduction +
+                R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>) -> )" +
+                std::string(reduction == "0" ? "tensor<6xf32>"
+                                             : "tensor<f32>") +
+                R"(
+        %1 = genesis.cross_entropy_grad %x, %l, )" +
+                std::string(reduction == "0" ? "%g" : "%s") +
+                R"( {reduction = )" + reduction +
+                R"( : i32, label_smoothing = 0.1} : (tensor<6x10xf32>, tensor<6xi64>, )" +
+                std::string(reduction == "0" ? "tensor<6xf32>"
+                                             : "tensor<f32>") +
+                R"() -> tensor<6x10xf32>
+        return %0, %1 : )" +
+                std::string(reduction == "0" ? "tensor<6xf32>"
+                                             : "tensor<f32>") +
+                R"(, tensor<6x10xf32>
       })",
-                       9, {{1, labels}}),
-              1e-6)
+            9, {{1, labels}}),
+        1e-6)
         << "reduction " << reduction;
 }
 
@@ -375,15 +388,22 @@ TEST(CpuCodegen, LayerNormAndRmsNorm) {
   for (std::string t : {"f32", "f64"}) {
     std::string x = "tensor<3x5x16x" + t + ">", w = "tensor<16x" + t + ">";
     EXPECT_LT(maxError(R"(
-      func.func @f(%x: )" + x + R"(, %w: )" + w + R"(, %b: )" + w + R"() -> ()" +
-                           x + ", " + x + ", " + x + ", " + x + ", " + x + R"() {
-        %0 = genesis.layer_norm %x weight %w : )" + w + R"( bias %b : )" + w +
-                           R"( eps 1.0e-05 : )" + x + R"(
-        %1 = genesis.layer_norm %x eps 1.0e-05 : )" + x + R"(
-        %2 = genesis.layer_norm %x weight %w : )" + w + R"( eps 1.0e-03 : )" + x + R"(
-        %3 = genesis.layer_norm %x bias %b : )" + w + R"( eps 1.0e-05 : )" + x + R"(
-        %4 = genesis.rms_norm %x, %w eps 1.0e-06 : )" + x + ", " + w + R"(
-        return %0, %1, %2, %3, %4 : )" + x + ", " + x + ", " + x + ", " + x + ", " + x + R"(
+      func.func @f(%x: )" + x +
+                           R"(, %w: )" + w + R"(, %b: )" + w + R"() -> ()" + x +
+                           ", " + x + ", " + x + ", " + x + ", " + x + R"() {
+        %0 = genesis.layer_norm %x weight %w : )" +
+                           w + R"( bias %b : )" + w + R"( eps 1.0e-05 : )" + x +
+                           R"(
+        %1 = genesis.layer_norm %x eps 1.0e-05 : )" +
+                           x + R"(
+        %2 = genesis.layer_norm %x weight %w : )" +
+                           w + R"( eps 1.0e-03 : )" + x + R"(
+        %3 = genesis.layer_norm %x bias %b : )" +
+                           w + R"( eps 1.0e-05 : )" + x + R"(
+        %4 = genesis.rms_norm %x, %w eps 1.0e-06 : )" +
+                           x + ", " + w + R"(
+        return %0, %1, %2, %3, %4 : )" +
+                           x + ", " + x + ", " + x + ", " + x + ", " + x + R"(
       })",
                        21),
               1e-6)
@@ -404,16 +424,19 @@ TEST(CpuCodegen, Rope) {
   for (std::string t : {"f32", "f64"}) {
     std::string x = "tensor<2x3x5x8x" + t + ">", c = "tensor<5x8x" + t + ">";
     EXPECT_LT(maxError(R"(
-      func.func @f(%x: )" + x + R"(, %c: )" + c + R"(, %s: )" + c + R"() -> )" + x + R"( {
-        %0 = genesis.rope %x, %c, %s : ()" + x + ", " + c + ", " + c + ") -> " + x + R"(
-        return %0 : )" + x + R"(
+      func.func @f(%x: )" + x +
+                           R"(, %c: )" + c + R"(, %s: )" + c + R"() -> )" + x +
+                           R"( {
+        %0 = genesis.rope %x, %c, %s : ()" +
+                           x + ", " + c + ", " + c + ") -> " + x + R"(
+        return %0 : )" + x +
+                           R"(
       })",
                        23),
               1e-6)
         << t;
   }
 }
-
 
 TEST(CpuCodegen, AttentionAndItsGradient) {
   struct Case {
@@ -422,10 +445,11 @@ TEST(CpuCodegen, AttentionAndItsGradient) {
     bool mask, causal;
   };
   for (const Case &c : std::vector<Case>{
-           {"f32", 2, 4, 2, 6, 6, 8, 5, false, true},  // GQA, S = T
-           {"f32", 2, 4, 1, 3, 7, 4, 6, true, true},   // decoding-like S < T, MQA
-           {"f32", 1, 2, 2, 7, 4, 3, 3, false, true},  // S > T: fully masked rows
-           {"f32", 2, 3, 3, 5, 6, 4, 4, true, false},  // additive mask only
+           {"f32", 2, 4, 2, 6, 6, 8, 5, false, true}, // GQA, S = T
+           {"f32", 2, 4, 1, 3, 7, 4, 6, true, true}, // decoding-like S < T, MQA
+           {"f32", 1, 2, 2, 7, 4, 3, 3, false,
+            true}, // S > T: fully masked rows
+           {"f32", 2, 3, 3, 5, 6, 4, 4, true, false}, // additive mask only
            {"f64", 2, 4, 2, 5, 5, 6, 3, true, true},
            {"f64", 1, 2, 1, 4, 6, 5, 7, false, false},
        }) {
@@ -442,41 +466,64 @@ TEST(CpuCodegen, AttentionFullyMaskedRowsGiveZero) {
   Generator generator(5);
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 5; ++j)
-      mask.setDouble(i * 5 + j, i % 2 == 0 ? -INFINITY : generator.uniform() - 0.5);
+      mask.setDouble(i * 5 + j,
+                     i % 2 == 0 ? -INFINITY : generator.uniform() - 0.5);
   std::string ir = attentionFunction("f32", 1, 1, 1, 4, 5, 3, 2, true, false);
   EXPECT_LT(maxError(ir, 41, {{3, mask}}), 1e-6) << ir;
 }
 
 // Data-movement kernels (CpuDataKernels.cpp): exact, on several shapes.
 
-
 TEST(CpuCodegen, TransposeSliceBroadcastKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64", "i1"}) {
-    EXPECT_EQ(maxError(R"(
-      func.func @f(%a: tensor<3x4x5x)" + t + R"(>, %b: tensor<5x)" + t + R"(>, %c: tensor<3x1x)" + t + R"(>) -> (tensor<5x3x4x)" + t + R"(>, tensor<4x5x3x)" + t + R"(>, tensor<2x2x2x)" + t + R"(>, tensor<3x4x5x)" + t + R"(>, tensor<2x3x7x)" + t + R"(>) {
-        %0 = genesis.transpose %a, [2, 0, 1] : tensor<3x4x5x)" + t + R"(>
-        %1 = genesis.transpose %a, [1, 2, 0] : tensor<3x4x5x)" + t + R"(>
-        %2 = genesis.slice %a start [1, 0, 1] limit [3, 4, 5] stride [1, 3, 2] : tensor<3x4x5x)" + t + R"(>
-        %3 = genesis.broadcast_in_dim %b, [2] : tensor<5x)" + t + R"(> -> tensor<3x4x5x)" + t + R"(>
-        %4 = genesis.broadcast_in_dim %c, [1, 2] : tensor<3x1x)" + t + R"(> -> tensor<2x3x7x)" + t + R"(>
-        return %0, %1, %2, %3, %4 : tensor<5x3x4x)" + t + R"(>, tensor<4x5x3x)" + t + R"(>, tensor<2x2x2x)" + t + R"(>, tensor<3x4x5x)" + t + R"(>, tensor<2x3x7x)" + t + R"(>
+    EXPECT_EQ(
+        maxError(R"(
+      func.func @f(%a: tensor<3x4x5x)" +
+                 t + R"(>, %b: tensor<5x)" + t + R"(>, %c: tensor<3x1x)" + t +
+                 R"(>) -> (tensor<5x3x4x)" + t + R"(>, tensor<4x5x3x)" + t +
+                 R"(>, tensor<2x2x2x)" + t + R"(>, tensor<3x4x5x)" + t +
+                 R"(>, tensor<2x3x7x)" + t + R"(>) {
+        %0 = genesis.transpose %a, [2, 0, 1] : tensor<3x4x5x)" +
+                 t + R"(>
+        %1 = genesis.transpose %a, [1, 2, 0] : tensor<3x4x5x)" +
+                 t + R"(>
+        %2 = genesis.slice %a start [1, 0, 1] limit [3, 4, 5] stride [1, 3, 2] : tensor<3x4x5x)" +
+                 t + R"(>
+        %3 = genesis.broadcast_in_dim %b, [2] : tensor<5x)" +
+                 t + R"(> -> tensor<3x4x5x)" + t + R"(>
+        %4 = genesis.broadcast_in_dim %c, [1, 2] : tensor<3x1x)" +
+                 t + R"(> -> tensor<2x3x7x)" + t + R"(>
+        return %0, %1, %2, %3, %4 : tensor<5x3x4x)" +
+                 t + R"(>, tensor<4x5x3x)" + t + R"(>, tensor<2x2x2x)" + t +
+                 R"(>, tensor<3x4x5x)" + t + R"(>, tensor<2x3x7x)" + t + R"(>
       })"),
-              0.0)
+        0.0)
         << t;
   }
 }
 
 TEST(CpuCodegen, PadAndConcatKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64"}) {
-    EXPECT_EQ(maxError(R"(
-      func.func @f(%a: tensor<2x3x)" + t + R"(>, %b: tensor<2x5x)" + t + R"(>, %c: tensor<2x1x)" + t + R"(>, %d: tensor<4x3x)" + t + R"(>) -> (tensor<3x8x)" + t + R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t + R"(>, tensor<6x3x)" + t + R"(>) {
-        %0 = genesis.pad %a low [1, 0] high [0, 3] interior [0, 1] : tensor<2x3x)" + t + R"(>
-        %1 = genesis.pad %a low [0, 2] high [1, 0] interior [2, 1] : tensor<2x3x)" + t + R"(>
-        %2 = genesis.concat %a, %b, %c dim 1 : tensor<2x3x)" + t + R"(>, tensor<2x5x)" + t + R"(>, tensor<2x1x)" + t + R"(>
-        %3 = genesis.concat %a, %d dim 0 : tensor<2x3x)" + t + R"(>, tensor<4x3x)" + t + R"(>
-        return %0, %1, %2, %3 : tensor<3x8x)" + t + R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t + R"(>, tensor<6x3x)" + t + R"(>
+    EXPECT_EQ(
+        maxError(R"(
+      func.func @f(%a: tensor<2x3x)" +
+                 t + R"(>, %b: tensor<2x5x)" + t + R"(>, %c: tensor<2x1x)" + t +
+                 R"(>, %d: tensor<4x3x)" + t + R"(>) -> (tensor<3x8x)" + t +
+                 R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t +
+                 R"(>, tensor<6x3x)" + t + R"(>) {
+        %0 = genesis.pad %a low [1, 0] high [0, 3] interior [0, 1] : tensor<2x3x)" +
+                 t + R"(>
+        %1 = genesis.pad %a low [0, 2] high [1, 0] interior [2, 1] : tensor<2x3x)" +
+                 t + R"(>
+        %2 = genesis.concat %a, %b, %c dim 1 : tensor<2x3x)" +
+                 t + R"(>, tensor<2x5x)" + t + R"(>, tensor<2x1x)" + t + R"(>
+        %3 = genesis.concat %a, %d dim 0 : tensor<2x3x)" +
+                 t + R"(>, tensor<4x3x)" + t + R"(>
+        return %0, %1, %2, %3 : tensor<3x8x)" +
+                 t + R"(>, tensor<5x7x)" + t + R"(>, tensor<2x9x)" + t +
+                 R"(>, tensor<6x3x)" + t + R"(>
       })"),
-              0.0)
+        0.0)
         << t;
   }
   // i1 concat (copying ops take every type).
@@ -490,14 +537,20 @@ TEST(CpuCodegen, PadAndConcatKernels) {
 
 TEST(CpuCodegen, IotaKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64"})
-    EXPECT_EQ(maxError(R"(
-      func.func @f() -> (tensor<16x)" + t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>) {
-        %0 = genesis.iota dim 0 : tensor<16x)" + t + R"(>
-        %1 = genesis.iota dim 0 : tensor<3x5x)" + t + R"(>
-        %2 = genesis.iota dim 1 : tensor<3x5x)" + t + R"(>
-        return %0, %1, %2 : tensor<16x)" + t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>
+    EXPECT_EQ(
+        maxError(R"(
+      func.func @f() -> (tensor<16x)" +
+                 t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>) {
+        %0 = genesis.iota dim 0 : tensor<16x)" +
+                 t + R"(>
+        %1 = genesis.iota dim 0 : tensor<3x5x)" +
+                 t + R"(>
+        %2 = genesis.iota dim 1 : tensor<3x5x)" +
+                 t + R"(>
+        return %0, %1, %2 : tensor<16x)" +
+                 t + R"(>, tensor<3x5x)" + t + R"(>, tensor<3x5x)" + t + R"(>
       })"),
-              0.0)
+        0.0)
         << t;
 }
 
@@ -507,10 +560,17 @@ TEST(CpuCodegen, TakeKernels) {
       DType dtype = it == "i32" ? DType::I32 : DType::I64;
       // Embedding lookup (axis 0, 2-D ids) and a gather along axis 1.
       EXPECT_EQ(maxError(R"(
-        func.func @f(%t: tensor<10x6x)" + t + R"(>, %ids: tensor<4x3x)" + it + R"(>, %cols: tensor<5x)" + it + R"(>) -> (tensor<4x3x6x)" + t + R"(>, tensor<10x5x)" + t + R"(>) {
-          %0 = genesis.take %t, %ids axis 0 : tensor<10x6x)" + t + R"(>, tensor<4x3x)" + it + R"(>
-          %1 = genesis.take %t, %cols axis 1 : tensor<10x6x)" + t + R"(>, tensor<5x)" + it + R"(>
-          return %0, %1 : tensor<4x3x6x)" + t + R"(>, tensor<10x5x)" + t + R"(>
+        func.func @f(%t: tensor<10x6x)" +
+                             t + R"(>, %ids: tensor<4x3x)" + it +
+                             R"(>, %cols: tensor<5x)" + it +
+                             R"(>) -> (tensor<4x3x6x)" + t +
+                             R"(>, tensor<10x5x)" + t + R"(>) {
+          %0 = genesis.take %t, %ids axis 0 : tensor<10x6x)" +
+                             t + R"(>, tensor<4x3x)" + it + R"(>
+          %1 = genesis.take %t, %cols axis 1 : tensor<10x6x)" +
+                             t + R"(>, tensor<5x)" + it + R"(>
+          return %0, %1 : tensor<4x3x6x)" +
+                             t + R"(>, tensor<10x5x)" + t + R"(>
         })",
                          3,
                          {{1, indexArray(dtype, {4, 3}, 10, 77)},
@@ -524,10 +584,19 @@ TEST(CpuCodegen, ScatterAddKernels) {
   // Few rows, many index positions: indices repeat.
   for (std::string t : {"f32", "f64", "i32", "i64"}) {
     EXPECT_EQ(maxError(R"(
-      func.func @f(%z: tensor<5x4x)" + t + R"(>, %ids: tensor<3x6xi64>, %u: tensor<3x6x4x)" + t + R"(>, %y: tensor<2x3x4x)" + t + R"(>, %cols: tensor<7xi32>, %v: tensor<2x7x4x)" + t + R"(>) -> (tensor<5x4x)" + t + R"(>, tensor<2x3x4x)" + t + R"(>) {
-        %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<5x4x)" + t + R"(>, tensor<3x6xi64>, tensor<3x6x4x)" + t + R"(>
-        %1 = genesis.scatter_add %y, %cols, %v axis 1 : tensor<2x3x4x)" + t + R"(>, tensor<7xi32>, tensor<2x7x4x)" + t + R"(>
-        return %0, %1 : tensor<5x4x)" + t + R"(>, tensor<2x3x4x)" + t + R"(>
+      func.func @f(%z: tensor<5x4x)" +
+                           t +
+                           R"(>, %ids: tensor<3x6xi64>, %u: tensor<3x6x4x)" +
+                           t + R"(>, %y: tensor<2x3x4x)" + t +
+                           R"(>, %cols: tensor<7xi32>, %v: tensor<2x7x4x)" + t +
+                           R"(>) -> (tensor<5x4x)" + t + R"(>, tensor<2x3x4x)" +
+                           t + R"(>) {
+        %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<5x4x)" +
+                           t + R"(>, tensor<3x6xi64>, tensor<3x6x4x)" + t + R"(>
+        %1 = genesis.scatter_add %y, %cols, %v axis 1 : tensor<2x3x4x)" +
+                           t + R"(>, tensor<7xi32>, tensor<2x7x4x)" + t + R"(>
+        return %0, %1 : tensor<5x4x)" +
+                           t + R"(>, tensor<2x3x4x)" + t + R"(>
       })",
                        5,
                        {{1, indexArray(DType::I64, {3, 6}, 5, 91)},
@@ -539,19 +608,25 @@ TEST(CpuCodegen, ScatterAddKernels) {
 
 TEST(CpuCodegen, ArgmaxKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64"})
-    EXPECT_EQ(maxError(R"(
-      func.func @f(%x: tensor<4x7x3x)" + t + R"(>) -> (tensor<7x3xi64>, tensor<4x1x3xi64>, tensor<4x7xi64>) {
-        %0 = genesis.argmax %x dim 0 : tensor<4x7x3x)" + t + R"(>
-        %1 = genesis.argmax %x dim 1 keepdim : tensor<4x7x3x)" + t + R"(>
-        %2 = genesis.argmax %x dim 2 : tensor<4x7x3x)" + t + R"(>
+    EXPECT_EQ(
+        maxError(
+            R"(
+      func.func @f(%x: tensor<4x7x3x)" +
+            t + R"(>) -> (tensor<7x3xi64>, tensor<4x1x3xi64>, tensor<4x7xi64>) {
+        %0 = genesis.argmax %x dim 0 : tensor<4x7x3x)" +
+            t + R"(>
+        %1 = genesis.argmax %x dim 1 keepdim : tensor<4x7x3x)" +
+            t + R"(>
+        %2 = genesis.argmax %x dim 2 : tensor<4x7x3x)" +
+            t + R"(>
         return %0, %1, %2 : tensor<7x3xi64>, tensor<4x1x3xi64>, tensor<4x7xi64>
       })"),
-              0.0)
+        0.0)
         << t;
   // Ties go to the first; NaN wins and stays.
   HostArray x(DType::F32, {4, 5});
-  std::vector<double> values = {1, 3, 3, 2, 3,   NAN, 1, NAN, 5, 5,
-                                -1, -1, -1, -1, -1, 2, 7, NAN, 9, NAN};
+  std::vector<double> values = {1,  3,  3,  2,  3,  NAN, 1, NAN, 5, 5,
+                                -1, -1, -1, -1, -1, 2,   7, NAN, 9, NAN};
   for (int64_t i = 0; i < 20; ++i)
     x.setDouble(i, values[i]);
   EXPECT_EQ(maxError(R"(
@@ -581,8 +656,9 @@ HostArray kernelResult(const std::string &ir, std::vector<HostArray> inputs) {
       function.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
   auto name = op->getAttrOfType<mlir::FlatSymbolRefAttr>("genesis.kernel");
   auto tensor = mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  HostArray out(dtypeOf(tensor.getElementType()),
-                std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()));
+  HostArray out(
+      dtypeOf(tensor.getElementType()),
+      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()));
   std::vector<void *> args;
   for (HostArray &input : inputs)
     args.push_back(input.data());
@@ -631,7 +707,8 @@ TEST(CpuCodegen, TakeAndScatterAddClampIndicesOutOfRange) {
     HostArray want =
         evaluate(module->lookupSymbol<mlir::func::FuncOp>("f"), reference)[0];
     for (int64_t i = 0; i < want.numel(); ++i)
-      EXPECT_EQ(got.getDouble(i), want.getDouble(i)) << (isTake ? "take " : "scatter ") << i;
+      EXPECT_EQ(got.getDouble(i), want.getDouble(i))
+          << (isTake ? "take " : "scatter ") << i;
   }
 }
 

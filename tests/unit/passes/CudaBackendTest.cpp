@@ -50,7 +50,9 @@ namespace {
 /// The scaled-error budget of GEMMs computed in `mixedPrecision` (see
 /// MixedPrecisionGemms), or f32's.
 double toleranceFor(const std::string &mixedPrecision) {
-  return mixedPrecision == "bf16" ? 2e-2 : mixedPrecision == "f16" ? 4e-3 : 1e-5;
+  return mixedPrecision == "bf16"  ? 2e-2
+         : mixedPrecision == "f16" ? 4e-3
+                                   : 1e-5;
 }
 
 /// Compiles `@f` of `ir` for cuda (arguments become inputs a0, a1, ...,
@@ -802,11 +804,10 @@ TEST(CudaBackend, MixedPrecisionGemms) {
       array.setDouble(i, (2 * generator.uniform() - 1) * bound);
     return array;
   };
-  std::map<unsigned, HostArray> weights{
-      {1, uniform({256, 512}, 1.0 / 16, 81)},
-      {3, uniform({256, 512}, 1.0 / 16, 82)},
-      {4, uniform({4, 32, 64}, 0.5, 84)},
-      {5, uniform({4, 48, 64}, 0.5, 85)}};
+  std::map<unsigned, HostArray> weights{{1, uniform({256, 512}, 1.0 / 16, 81)},
+                                        {3, uniform({256, 512}, 1.0 / 16, 82)},
+                                        {4, uniform({4, 32, 64}, 0.5, 84)},
+                                        {5, uniform({4, 48, 64}, 0.5, 85)}};
   double bf16 = deviceError(ir, 83, weights, {}, "bf16");
   double f16 = deviceError(ir, 83, weights, {}, "f16");
   if (bf16 >= 0) {

@@ -48,23 +48,6 @@ std::map<std::string, HostArray> randomMlpBatch() {
   return {{"images", images}, {"labels", labels}};
 }
 
-/// The diagnostics compileCpuPlan emits for `ir`'s function @f (empty when
-/// it succeeds).
-std::string compileErrors(const std::string &ir) {
-  mlir::MLIRContext context;
-  context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
-  EXPECT_TRUE(module);
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
-  bool ok = mlir::succeeded(compileCpuPlan(*module, {"f"}));
-  EXPECT_EQ(ok, diagnostics.empty()) << diagnostics;
-  return diagnostics;
-}
-
 /// compileCpuPlan, reporting the first error as a test failure.
 mlir::FailureOr<std::vector<uint8_t>>
 compileReportingErrors(mlir::ModuleOp module,
@@ -215,9 +198,8 @@ TEST(EmitPlan, MlpTrainStepIsIdenticalOnOneAndTwoThreads) {
       widest = std::max(widest, launch->outer_extent());
   EXPECT_GE(widest, 2);
 
-  std::string saved = getenv("GENESIS_NUM_THREADS")
-                          ? getenv("GENESIS_NUM_THREADS")
-                          : "";
+  std::string saved =
+      getenv("GENESIS_NUM_THREADS") ? getenv("GENESIS_NUM_THREADS") : "";
   // Split every splittable launch, however small.
   setenv("GENESIS_MIN_SPLIT_BYTES", "0", 1);
   std::vector<std::vector<HostArray>> results;
@@ -271,9 +253,8 @@ TEST(EmitPlan, UnsupportedElementTypeIsNamed) {
   });
   EXPECT_TRUE(mlir::failed(compileCpuPlan(*module, {"f"})));
   EXPECT_NE(errors.find("model.cpp:42"), std::string::npos) << errors;
-  EXPECT_NE(
-      errors.find("'genesis.exp' on 'tensor<2x3xbf16>' is not supported"),
-      std::string::npos)
+  EXPECT_NE(errors.find("'genesis.exp' on 'tensor<2x3xbf16>' is not supported"),
+            std::string::npos)
       << errors;
 }
 
@@ -339,8 +320,7 @@ TEST(EmitPlan, TinyGpt2AdamWTrainStepMatchesEvaluator) {
     ids.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
   for (int64_t i = 0; i < targets.numel(); ++i)
     targets.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
-  std::map<std::string, HostArray> batch = {{"ids", ids},
-                                            {"targets", targets}};
+  std::map<std::string, HostArray> batch = {{"ids", ids}, {"targets", targets}};
   optim::AdamW adamw;
   optim::TrainStepOptions options;
   options.clip_grad_norm = 1.0;
@@ -372,8 +352,9 @@ TEST(EmitPlan, TinyGpt2AdamWTrainStepMatchesEvaluator) {
     ASSERT_EQ(outputs.count("loss"), 1u);
     double loss = outputs.at("loss").getDouble(0);
     double error = std::fabs(loss - expected) / std::fabs(expected);
-    std::printf("step %d: loss %.9g (plan) %.9g (evaluator), relative error %g\n",
-                s + 1, loss, expected, error);
+    std::printf(
+        "step %d: loss %.9g (plan) %.9g (evaluator), relative error %g\n",
+        s + 1, loss, expected, error);
     EXPECT_LT(error, tolerance)
         << "step " << s + 1 << ": " << loss << " vs " << expected;
   }

@@ -47,21 +47,23 @@ inline HostArray scalarOf(DType dtype, double value) {
 }
 
 /// Indices in [0, bound) for gathers and scatters.
-inline HostArray indexArray(DType dtype, std::vector<int64_t> shape, int64_t bound,
-                     uint64_t seed) {
+inline HostArray indexArray(DType dtype, std::vector<int64_t> shape,
+                            int64_t bound, uint64_t seed) {
   HostArray array(dtype, shape);
   Generator generator(seed);
   for (int64_t i = 0; i < array.numel(); ++i)
-    array.setInt(i, std::min<int64_t>(bound - 1, static_cast<int64_t>(
-                                                     generator.uniform() * bound)));
+    array.setInt(
+        i, std::min<int64_t>(
+               bound - 1, static_cast<int64_t>(generator.uniform() * bound)));
   return array;
 }
 
 /// attention and attention_grad of [B, Hq, S, D] queries against
 /// [B, Hkv, T, D] keys and [B, Hkv, T, Dv] values.
-inline std::string attentionFunction(const std::string &t, int64_t b, int64_t hq,
-                              int64_t hkv, int64_t s, int64_t tk, int64_t d,
-                              int64_t dv, bool mask, bool causal) {
+inline std::string attentionFunction(const std::string &t, int64_t b,
+                                     int64_t hq, int64_t hkv, int64_t s,
+                                     int64_t tk, int64_t d, int64_t dv,
+                                     bool mask, bool causal) {
   auto ty = [&](int64_t h, int64_t rows, int64_t cols) {
     return "tensor<" + std::to_string(b) + "x" + std::to_string(h) + "x" +
            std::to_string(rows) + "x" + std::to_string(cols) + "x" + t + ">";

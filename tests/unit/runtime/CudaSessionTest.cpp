@@ -565,9 +565,10 @@ TEST_F(CudaSessionTest, ReducedPrecisionGemms) {
         double error = gemmError(c, generator);
         EXPECT_LT(error, test.tolerance);
         std::cout << label << ": normwise relative error " << error << "\n";
-        if (test.allowTf32)
+        if (test.allowTf32) {
           EXPECT_GT(error, 1e-6) << "TF32 was allowed but not used: the "
                                     "result is as exact as f32";
+        }
       }
 }
 

@@ -900,13 +900,15 @@ TEST(PlanFileTest, LibraryWorkspaceMustBeAlignedInsideTheArenaAndUnshared) {
     EXPECT_EQ(loaded.plan().memory()->workspace_bytes(), 128u);
     std::ostringstream os;
     describePlan(loaded, os);
-    EXPECT_TRUE(contains(os.str(), "library workspace 128 B at arena [128, 256)"))
+    EXPECT_TRUE(
+        contains(os.str(), "library workspace 128 B at arena [128, 256)"))
         << os.str();
   }
   ValidPlan outside;
   outside.builder.setWorkspace(64, 128);
-  EXPECT_TRUE(contains(loadError(outside.builder),
-                       "memory.workspace: [64, 64 + 128) exceeds arena_bytes 128"))
+  EXPECT_TRUE(
+      contains(loadError(outside.builder),
+               "memory.workspace: [64, 64 + 128) exceeds arena_bytes 128"))
       << loadError(outside.builder);
   ValidPlan misaligned;
   misaligned.builder.setArena(256, 64);
@@ -920,6 +922,5 @@ TEST(PlanFileTest, LibraryWorkspaceMustBeAlignedInsideTheArenaAndUnshared) {
                        "arena range [0, 32) overlaps the workspace [0, 64)"))
       << loadError(shared.builder);
 }
-
 
 } // namespace

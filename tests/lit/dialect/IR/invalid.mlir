@@ -1550,3 +1550,63 @@ func.func @unknown_role(%a: tensor<2xf32> {genesis.name = "w", genesis.role = "w
 func.func @role_on_result(%a: tensor<2xf32>) -> (tensor<2xf32> {genesis.role = "input"}) {
   return %a : tensor<2xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// genesis.kernel and genesis.launch on ops
+//===----------------------------------------------------------------------===//
+
+func.func @launch_block_too_large(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#genesis.launch block [1024, 2, 1] exceeds CUDA's 1024 threads ([1024, 1024, 64])}}
+  %0 = genesis.exp %a {genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [1024, 2, 1], shared = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @launch_not_3d(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#genesis.launch needs 3 grid and 3 block sizes (x, y, z), got 1 and 3}}
+  %0 = genesis.exp %a {genesis.launch = #genesis.launch<grid = [4], block = [32, 1, 1], shared = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @launch_zero_size(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#genesis.launch sizes must be at least 1, got 0}}
+  %0 = genesis.exp %a {genesis.launch = #genesis.launch<grid = [0, 1, 1], block = [32, 1, 1], shared = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @launch_grid_y(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#genesis.launch grid [1, 65536, 1] exceeds CUDA's [2^31 - 1, 65535, 65535]}}
+  %0 = genesis.exp %a {genesis.launch = #genesis.launch<grid = [1, 65536, 1], block = [32, 1, 1], shared = 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @launch_shared(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#genesis.launch shared memory 300000 B is outside [0, 227 KiB]}}
+  %0 = genesis.exp %a {genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [32, 1, 1], shared = 300000>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @launch_untyped(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'genesis.exp' op genesis.launch must be a #genesis.launch, got array<i64: 1, 32, 0>}}
+  %0 = genesis.exp %a {genesis.launch = array<i64: 1, 32, 0>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @kernel_not_a_symbol(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'genesis.exp' op genesis.kernel must name a kernel symbol (@name), got "k"}}
+  %0 = genesis.exp %a {genesis.kernel = "k"} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -599,3 +599,14 @@ func.func @library_call(%x: tensor<64x784xf32>, %w: tensor<256x784xf32>, %b: ten
   %5 = genesis.library_call bias_gelu %l, %r bias %bb {alpha = 2.000000e+00 : f64} : (tensor<8x4xbf16>, tensor<4x16xbf16>, tensor<16xbf16>) -> tensor<8x16xbf16>
   return %0, %1, %2, %3, %4, %5 : tensor<8x16xbf16>, tensor<64x256xf32>, tensor<8x16xbf16>, tensor<64x256xf32>, tensor<3x4x16xf16>, tensor<8x16xbf16>
 }
+
+// -----
+
+// The kernel and launch attributes genesis-lower-cuda records round-trip;
+// a 3-D grid and block with dynamic shared memory is a valid launch.
+// CHECK-LABEL: func.func @kernel_and_launch(
+// CHECK: genesis.exp %{{.+}} {genesis.kernel = @k, genesis.launch = #genesis.launch<grid = [8, 4, 2], block = [32, 8, 4], shared = 4096>} : tensor<2xf32>
+func.func @kernel_and_launch(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = genesis.exp %a {genesis.kernel = @k, genesis.launch = #genesis.launch<grid = [8, 4, 2], block = [32, 8, 4], shared = 4096>} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

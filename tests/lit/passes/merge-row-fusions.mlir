@@ -1,0 +1,69 @@
+// RUN: genesis-opt %s --split-input-file --genesis-merge-row-fusions | FileCheck %s
+
+// softmax's backward as genesis-fuse leaves it: a row sum, then the
+// elementwise rest that reads it. The sum is used only by the consumer, so
+// the two merge into one row fusion yielding dx alone.
+// CHECK-LABEL: func.func @softmax_backward(
+// CHECK: %[[F:.+]] = genesis.fusion %arg1, %arg0 : (tensor<4x96xf32>, tensor<4x96xf32>) -> tensor<4x96xf32> {
+// CHECK: genesis.reduce_sum
+// CHECK: genesis.broadcast_in_dim
+// CHECK: genesis.yield %{{.+}} : tensor<4x96xf32>
+// CHECK-NOT: genesis.fusion
+// CHECK: return %[[F]]
+func.func @softmax_backward(%y: tensor<4x96xf32>, %g: tensor<4x96xf32>) -> tensor<4x96xf32> {
+  %0 = genesis.fusion %g, %y : (tensor<4x96xf32>, tensor<4x96xf32>) -> tensor<4x1xf32> {
+  ^bb0(%a: tensor<4x96xf32>, %b: tensor<4x96xf32>):
+    %1 = genesis.mul %a, %b : tensor<4x96xf32>
+    %2 = genesis.reduce_sum %1 dims [1] keepdim : tensor<4x96xf32>
+    genesis.yield %2 : tensor<4x1xf32>
+  }
+  %1 = genesis.fusion %g, %0, %y : (tensor<4x96xf32>, tensor<4x1xf32>, tensor<4x96xf32>) -> tensor<4x96xf32> {
+  ^bb0(%a: tensor<4x96xf32>, %s: tensor<4x1xf32>, %b: tensor<4x96xf32>):
+    %2 = genesis.broadcast_in_dim %s, [0, 1] : tensor<4x1xf32> -> tensor<4x96xf32>
+    %3 = genesis.sub %a, %2 : tensor<4x96xf32>
+    %4 = genesis.mul %b, %3 : tensor<4x96xf32>
+    genesis.yield %4 : tensor<4x96xf32>
+  }
+  return %1 : tensor<4x96xf32>
+}
+
+// -----
+
+// A producer whose result is also returned keeps that result: merging still
+// drops nothing, so the fusions stay apart.
+// CHECK-LABEL: func.func @sum_used_elsewhere(
+// CHECK-COUNT-2: genesis.fusion
+func.func @sum_used_elsewhere(%x: tensor<4x96xf32>) -> (tensor<4x1xf32>, tensor<4x96xf32>) {
+  %0 = genesis.fusion %x : (tensor<4x96xf32>) -> tensor<4x1xf32> {
+  ^bb0(%a: tensor<4x96xf32>):
+    %1 = genesis.reduce_sum %a dims [1] keepdim : tensor<4x96xf32>
+    genesis.yield %1 : tensor<4x1xf32>
+  }
+  %1 = genesis.fusion %x, %0 : (tensor<4x96xf32>, tensor<4x1xf32>) -> tensor<4x96xf32> {
+  ^bb0(%a: tensor<4x96xf32>, %s: tensor<4x1xf32>):
+    %2 = genesis.broadcast_in_dim %s, [0, 1] : tensor<4x1xf32> -> tensor<4x96xf32>
+    %3 = genesis.sub %a, %2 : tensor<4x96xf32>
+    genesis.yield %3 : tensor<4x96xf32>
+  }
+  return %0, %1 : tensor<4x1xf32>, tensor<4x96xf32>
+}
+
+// -----
+
+// A column sum is no row reduction: nothing merges.
+// CHECK-LABEL: func.func @column_sum(
+// CHECK-COUNT-2: genesis.fusion
+func.func @column_sum(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
+  %0 = genesis.fusion %x : (tensor<4x96xf32>) -> tensor<96xf32> {
+  ^bb0(%a: tensor<4x96xf32>):
+    %1 = genesis.reduce_sum %a dims [0] : tensor<4x96xf32>
+    genesis.yield %1 : tensor<96xf32>
+  }
+  %1 = genesis.fusion %x, %0 : (tensor<4x96xf32>, tensor<96xf32>) -> tensor<4x96xf32> {
+  ^bb0(%a: tensor<4x96xf32>, %s: tensor<96xf32>):
+    %2 = genesis.broadcast_in_dim %s, [1] : tensor<96xf32> -> tensor<4x96xf32>
+    %3 = genesis.sub %a, %2 : tensor<4x96xf32>
+    genesis.yield %3 : tensor<4x96xf32>
+  }
+  return %1 : tensor<4x96xf32>
+}
