@@ -307,9 +307,28 @@ def GenesisSplitMixedShapeFusions
     yields only the results of its shape, and erases the ops those results
     do not need (walking the body backwards, erasing ops without uses). Each
     clone recomputes the producers it needs; they are elementwise, so no
-    result bit changes. Only the CPU pipeline runs it: the CUDA reduction
-    emitter stores side results from the kernel that reads them.
+    result bit changes.
+
+    The CPU pipeline splits every such fusion. The CUDA pipeline runs it with
+    `gpu-profitable`, which keeps a fusion whole (one kernel that stores its
+    side results while it reads the reduction's operand) unless:
+    - it has a column reduction (over leading dimensions) keeping fewer than
+      512 elements: that emitter runs one block per 32 of them, and with
+      fewer than 16 blocks the side result is written far below bandwidth
+      (the MLP's bias gradients, 128 and 256 columns: its train step took
+      0.268 ms whole against 0.233 ms split on the H100); or
+    - it has a row reduction over more than 4096 elements and a side result
+      feeding another fusion: genesis-merge-row-fusions chains such fusions
+      into a row fusion whose threads hold more than 4 elements of each row,
+      and there the split pieces' recomputation measured faster than the
+      whole fusion's longer-lived values (layer_norm's backward over rows of
+      8192: 0.317 ms split, 0.373 ms whole; over GPT-2's 768 the whole
+      fusions are faster).
   }];
+  let options = [
+    Option<"gpuProfitable", "gpu-profitable", "bool", /*default=*/"false",
+           "Split only where the GPU emitters do better with the split">,
+  ];
 }
 
 def GenesisMergeRowFusions

@@ -4,8 +4,9 @@
 // canonicalisation and fusion) and differ where the targets do: the GPU
 // decomposes attention, cross-entropy's mean and the global norm into ops
 // its emitters run in parallel, may compute GEMMs in 16 bits, and merges
-// row fusions for its block-per-row emitter; the CPU splits multi-output
-// fusions of mixed shapes for its loop nests.
+// row fusions for its block-per-row emitter, and splits multi-output fusions
+// only where its emitters do better split; the CPU splits every multi-output
+// fusion of mixed shapes for its loop nests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,6 +80,8 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     functionPm.addPass(
         createGenesisAmp(GenesisAmpOptions{options.precision.getValue()}));
   addFusion(functionPm, options);
+  functionPm.addPass(createGenesisSplitMixedShapeFusions(
+      GenesisSplitMixedShapeFusionsOptions{/*gpuProfitable=*/true}));
   if (options.fuse)
     functionPm.addPass(createGenesisMergeRowFusions());
   pm.addPass(createGenesisLowerCuda());

@@ -56,9 +56,11 @@ buildGenesisCpuPipeline(mlir::OpPassManager &pm,
 /// Appends the CUDA pipeline to `pm`: [genesis-train-step,]
 /// genesis-step-number, genesis-decompose-attention,
 /// genesis-decompose-cross-entropy, genesis-decompose-global-norm,
-/// [genesis-amp,] canonicalize, cse, genesis-fuse, [genesis-merge-row-fusions
-/// unless fuse=false,] genesis-lower-cuda. Multi-output fusions stay
-/// whole: the reduction emitter stores their side results.
+/// [genesis-amp,] canonicalize, cse, genesis-fuse,
+/// genesis-split-mixed-shape-fusions{gpu-profitable},
+/// [genesis-merge-row-fusions unless fuse=false,] genesis-lower-cuda.
+/// Multi-output fusions stay whole (the reduction emitter stores their side
+/// results) except narrow column reductions and wide row-fusion chains.
 mlir::LogicalResult
 buildGenesisCudaPipeline(mlir::OpPassManager &pm,
                          const GenesisPipelineOptions &options,

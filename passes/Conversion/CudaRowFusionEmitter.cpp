@@ -24,7 +24,6 @@
 using namespace mlir;
 
 namespace genesis::cuda {
-
 /// A row fusion (rowFusionShape): a block per row of T threads (a multiple
 /// of 32, at most 1024), thread t taking columns t, t + T, ... . The
 /// reductions run in stages by dependency depth (a stage's reductions need

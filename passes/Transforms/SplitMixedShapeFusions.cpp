@@ -24,10 +24,43 @@ using namespace genesis;
 
 namespace {
 
-void splitMixedShapeFusions(func::FuncOp function) {
+/// Whether the GPU runs `fusion` better whole (Passes.td states the rule):
+/// a column reduction keeps at least 512 elements, and a row reduction over
+/// more than 4096 elements has no side result that feeds another fusion.
+bool gpuRunsWhole(FusionOp fusion) {
+  bool feedsFusion = llvm::any_of(fusion.getResults(), [](Value result) {
+    return llvm::any_of(result.getUsers(),
+                        [](Operation *user) { return isa<FusionOp>(user); });
+  });
+  return llvm::all_of(fusion.getBody().front(), [&](Operation &op) {
+    ArrayRef<int64_t> dims;
+    if (auto sum = dyn_cast<ReduceSumOp>(op))
+      dims = sum.getDims();
+    else if (auto max = dyn_cast<ReduceMaxOp>(op))
+      dims = max.getDims();
+    else if (auto min = dyn_cast<ReduceMinOp>(op))
+      dims = min.getDims();
+    else
+      return true;
+    auto operand = cast<RankedTensorType>(op.getOperand(0).getType());
+    int64_t rank = operand.getRank();
+    bool trailing = true;
+    int64_t reduced = 1;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      trailing &= d == rank - static_cast<int64_t>(dims.size() - i);
+      reduced *= operand.getDimSize(d);
+    }
+    if (trailing)
+      return !feedsFusion || reduced <= 4096;
+    int64_t kept = reduced == 0 ? 0 : operand.getNumElements() / reduced;
+    return kept >= 512;
+  });
+}
+
+void splitMixedShapeFusions(func::FuncOp function, bool gpuProfitable) {
   SmallVector<FusionOp> mixed;
   function.walk([&](FusionOp fusion) {
-    if (fusion->getNumResults() < 2)
+    if (fusion->getNumResults() < 2 || (gpuProfitable && gpuRunsWhole(fusion)))
       return;
     for (Type type : fusion->getResultTypes())
       if (cast<ShapedType>(type).getShape() !=
@@ -86,7 +119,9 @@ struct GenesisSplitMixedShapeFusionsPass
           GenesisSplitMixedShapeFusionsPass> {
   using GenesisSplitMixedShapeFusionsBase::GenesisSplitMixedShapeFusionsBase;
 
-  void runOnOperation() override { splitMixedShapeFusions(getOperation()); }
+  void runOnOperation() override {
+    splitMixedShapeFusions(getOperation(), gpuProfitable);
+  }
 };
 
 } // namespace
