@@ -21,8 +21,17 @@ attn_implementation="eager" so that the reference is plain math.
       saveGpt2 / saveQwen2) with from_pretrained and prints the largest
       difference between its logits and the golden ones; exits 1 above 1e-4.
 
-Tested with transformers==4.44.2 (the system torch 1.13 is too old for later
-releases), safetensors 0.8.0, numpy 1.24:
+  --model KIND (without --verify) writes only that model.
+
+qwen2-tiny-v5 (RoPE theta 1e6, 6 heads over 3 KV heads, untied head) is the
+checkpoint format of transformers 5.x, which keeps theta under
+rope_parameters; it was written on the GPU machine, whose PyTorch carries
+transformers 5.x:
+
+  python3 scripts/golden/hf_logits.py --model qwen2-v5 --out $OUT
+
+The other two were written with transformers==4.44.2 (the system torch 1.13
+is too old for later releases), safetensors 0.8.0, numpy 1.24:
 
   /usr/bin/python3 -m venv --system-site-packages /work/venv-hf
   /work/venv-hf/bin/pip install 'transformers==4.44.2' safetensors
@@ -60,7 +69,25 @@ def qwen2_tiny():
     return Qwen2ForCausalLM(config), torch.bfloat16
 
 
-MODELS = {"gpt2": ("gpt2-tiny", gpt2_tiny), "qwen2": ("qwen2-tiny", qwen2_tiny)}
+def qwen2_v5_tiny():
+    """The Qwen2 of a current transformers (5.x) checkpoint: RoPE theta 1e6,
+    which 5.x saves only under rope_parameters, 6 heads over 3 KV heads, an
+    untied head."""
+    common = dict(vocab_size=256, hidden_size=48, intermediate_size=96,
+                  num_hidden_layers=2, num_attention_heads=6,
+                  num_key_value_heads=3, max_position_embeddings=64,
+                  rms_norm_eps=1e-6, tie_word_embeddings=False,
+                  attention_dropout=0.0, attn_implementation="eager")
+    try:  # transformers >= 5
+        config = Qwen2Config(rope_parameters={"rope_type": "default",
+                                              "rope_theta": 1e6}, **common)
+    except TypeError:
+        config = Qwen2Config(rope_theta=1e6, **common)
+    return Qwen2ForCausalLM(config), torch.bfloat16
+
+
+MODELS = {"gpt2": ("gpt2-tiny", gpt2_tiny), "qwen2": ("qwen2-tiny", qwen2_tiny),
+          "qwen2-v5": ("qwen2-tiny-v5", qwen2_v5_tiny)}
 
 
 def randomize(model, seed):
@@ -133,7 +160,9 @@ def main():
         if not args.model:
             parser.error("--verify needs --model")
         sys.exit(0 if verify(args.model, args.verify, args.out) else 1)
-    for kind in sorted(MODELS):
+    import transformers
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    for kind in [args.model] if args.model else sorted(MODELS):
         write(kind, args.out, args.seed)
 
 

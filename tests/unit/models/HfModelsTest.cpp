@@ -23,9 +23,9 @@
 #include "models/gpt2/Gpt2.h"
 #include "models/qwen2/Qwen2.h"
 #include "passes/Passes.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "../TestSupport.h"
 
@@ -48,6 +48,9 @@ namespace {
 
 const std::string kGpt2Dir = GENESIS_TEST_DATA_DIR "/hf/gpt2-tiny";
 const std::string kQwen2Dir = GENESIS_TEST_DATA_DIR "/hf/qwen2-tiny";
+/// Saved by transformers 5.17.0: RoPE theta 1e6 only under rope_parameters,
+/// 6 heads over 3 KV heads, untied head (scripts/golden/hf_logits.py).
+const std::string kQwen2V5Dir = GENESIS_TEST_DATA_DIR "/hf/qwen2-tiny-v5";
 
 /// A fresh directory under the test temp dir, removed at the end; several
 /// may be alive at once.
@@ -218,6 +221,23 @@ TEST(HfModels, Qwen2LogitsMatchTransformers) {
   HostArray expected = loadNpy(kQwen2Dir + "/logits.npy");
   expectClose(evaluatorLogits(*model, ids), expected, "qwen2 evaluator");
   expectClose(cpuPlanLogits(*model, ids), expected, "qwen2 cpu plan");
+}
+
+// A checkpoint saved by current transformers (5.x): before its
+// rope_parameters were read, theta silently fell back to 10000 and the logits
+// were off by about 2.6.
+TEST(HfModels, Qwen2OfTransformers5LogitsMatch) {
+  nlohmann::json config = readJson(kQwen2V5Dir + "/config.json");
+  ASSERT_FALSE(config.contains("rope_theta")) << "5.x keeps theta nested";
+  ASSERT_EQ(config["rope_parameters"]["rope_theta"], 1e6);
+  std::unique_ptr<Qwen2ForCausalLM> model = loadQwen2(kQwen2V5Dir);
+  EXPECT_EQ(model->config.rope_theta, 1e6);
+  EXPECT_EQ(model->config.num_key_value_heads, 3);
+  EXPECT_NE(model->lm_head, nullptr);
+  HostArray ids = loadNpy(kQwen2V5Dir + "/input_ids.npy");
+  HostArray expected = loadNpy(kQwen2V5Dir + "/logits.npy");
+  expectClose(evaluatorLogits(*model, ids), expected, "qwen2 5.x evaluator");
+  expectClose(cpuPlanLogits(*model, ids), expected, "qwen2 5.x cpu plan");
 }
 
 //===----------------------------------------------------------------------===//
