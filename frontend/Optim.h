@@ -15,7 +15,7 @@
 
 #include "frontend/Trace.h"
 #include "frontend/nn/Module.h"
-#include "runtime/LrSchedule.h"
+#include "runtime/support/LrSchedule.h"
 
 #include <functional>
 #include <map>

@@ -15,7 +15,7 @@
 #ifndef GENESIS_FRONTEND_TENSOR_H
 #define GENESIS_FRONTEND_TENSOR_H
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include "mlir/IR/Value.h"
 

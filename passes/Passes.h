@@ -4,7 +4,7 @@
 #define GENESIS_PASSES_PASSES_H
 
 #include "dialect/IR/GenesisDialect.h"
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,7 +114,7 @@ struct PlanOptions {
 
 /// Compiles `functions` of `module` (a clone of it; the module is left as it
 /// is) into a plan file: fusion, kernels, memory plans and the steps of
-/// every function, and returns the file's bytes (see runtime/PlanFile.h).
+/// every function, and returns the file's bytes (see runtime/plan/PlanFile.h).
 /// Arguments become tensors shared by genesis.name; results named like an
 /// argument update it in place. A `step` argument is fed the completed steps
 /// by the runtime, so the plan adds one. An rng_seed argument (tensor<i64>)

@@ -3,7 +3,7 @@
 #include "tools/ToolSupport.h"
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/Utils/DiagnosticCapture.h"
-#include "runtime/Error.h"
+#include "runtime/support/Error.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"

@@ -12,7 +12,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
-#include "runtime/Philox.h"
+#include "runtime/support/Philox.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -12,7 +12,7 @@
 #ifndef GENESIS_DIALECT_EVALUATOR_EVALUATOR_H
 #define GENESIS_DIALECT_EVALUATOR_EVALUATOR_H
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -3,7 +3,7 @@
 #ifndef GENESIS_DIALECT_UTILS_DTYPES_H
 #define GENESIS_DIALECT_UTILS_DTYPES_H
 
-#include "runtime/DType.h"
+#include "runtime/support/DType.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 

@@ -11,7 +11,7 @@
 #define GENESIS_FRONTEND_NN_LAYERS_H
 
 #include "frontend/nn/Module.h"
-#include "runtime/Random.h"
+#include "runtime/support/Random.h"
 
 #include <array>
 

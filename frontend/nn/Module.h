@@ -13,8 +13,8 @@
 #define GENESIS_FRONTEND_NN_MODULE_H
 
 #include "frontend/Tensor.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/HostArray.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/support/HostArray.h"
 
 #include <memory>
 #include <string>

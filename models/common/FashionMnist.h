@@ -10,7 +10,7 @@
 #ifndef GENESIS_MODELS_COMMON_FASHIONMNIST_H
 #define GENESIS_MODELS_COMMON_FASHIONMNIST_H
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include <string>
 

@@ -1,9 +1,9 @@
 //===- HuggingFace.cpp - Hugging Face config.json and weights -------------===//
 
 #include "models/common/HuggingFace.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Json.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/formats/Json.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -2,8 +2,8 @@
 
 #include "models/common/Sampling.h"
 
-#include "runtime/Error.h"
-#include "runtime/Random.h"
+#include "runtime/support/Error.h"
+#include "runtime/support/Random.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,8 +12,8 @@
 
 #include "models/common/Tokenizer.h"
 
-#include "runtime/Error.h"
-#include "runtime/Json.h"
+#include "runtime/formats/Json.h"
+#include "runtime/support/Error.h"
 
 #include <nlohmann/json.hpp>
 #define PCRE2_CODE_UNIT_WIDTH 8

@@ -13,9 +13,9 @@
 #include "dialect/Utils/CommandLine.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/lm/LmPlan.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/PlanFile.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/plan/PlanFile.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -1,7 +1,7 @@
 //===- Corpus.cpp - Text corpora as token ids for language models ---------===//
 
 #include "models/lm/Corpus.h"
-#include "runtime/Error.h"
+#include "runtime/support/Error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 //===- Generation.cpp - Text generation from a compiled plan --------------===//
 
 #include "models/lm/Generation.h"
-#include "runtime/Error.h"
+#include "runtime/support/Error.h"
 
 #include <algorithm>
 #include <chrono>

@@ -22,8 +22,8 @@
 #define GENESIS_MODELS_LM_GENERATION_H
 
 #include "models/common/Sampling.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/Session.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/session/Session.h"
 
 #include <cstdint>
 #include <functional>

@@ -10,7 +10,7 @@
 #define GENESIS_MODELS_LM_LMPLAN_H
 
 #include "models/gpt2/Gpt2.h"
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,10 +1,10 @@
 //===- LmTrainer.cpp - Training a GPT-2 language model from a plan --------===//
 
 #include "models/lm/LmTrainer.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/LrSchedule.h"
-#include "runtime/Random.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/session/Checkpoint.h"
+#include "runtime/support/LrSchedule.h"
+#include "runtime/support/Random.h"
 
 #include <algorithm>
 #include <chrono>

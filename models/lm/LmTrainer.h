@@ -11,7 +11,7 @@
 #define GENESIS_MODELS_LM_LMTRAINER_H
 
 #include "models/common/Sampling.h"
-#include "runtime/Session.h"
+#include "runtime/session/Session.h"
 
 #include <cstdint>
 #include <limits>

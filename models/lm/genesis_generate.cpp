@@ -16,12 +16,12 @@
 #include "dialect/Utils/CommandLine.h"
 #include "models/common/Tokenizer.h"
 #include "models/lm/Generation.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/PlanFile.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
 
 #ifndef GENESIS_GENERATE_RUNTIME_ONLY
 #include "models/lm/GenerationCompiler.h"
-#include "runtime/AtomicFile.h"
+#include "runtime/formats/AtomicFile.h"
 #endif
 
 #include "llvm/Support/CommandLine.h"

@@ -15,8 +15,8 @@
 
 #include "dialect/Utils/CommandLine.h"
 #include "models/lm/LmPlan.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -14,8 +14,8 @@
 #include "models/common/Tokenizer.h"
 #include "models/lm/Corpus.h"
 #include "models/lm/LmTrainer.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/PlanFile.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
 
 #include <cctype>
 #include <cmath>

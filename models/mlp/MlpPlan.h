@@ -4,7 +4,7 @@
 #define GENESIS_MODELS_MLP_MLPPLAN_H
 
 #include "frontend/nn/Module.h"
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
 
 #include <cstdint>
 #include <vector>

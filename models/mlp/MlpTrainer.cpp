@@ -3,9 +3,9 @@
 
 #include "models/mlp/MlpTrainer.h"
 #include "models/common/FashionMnist.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/LrSchedule.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/session/Checkpoint.h"
+#include "runtime/support/LrSchedule.h"
 
 #include <chrono>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #ifndef GENESIS_MODELS_MLP_MLPTRAINER_H
 #define GENESIS_MODELS_MLP_MLPTRAINER_H
 
-#include "runtime/Session.h"
+#include "runtime/session/Session.h"
 
 #include <cstdint>
 #include <string>

@@ -14,10 +14,10 @@
 #include "models/mlp/Mlp.h"
 #include "models/mlp/MlpPlan.h"
 #include "models/mlp/MlpTrainer.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "models/mlp/MlpTrainer.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/PlanFile.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -11,8 +11,8 @@
 #include "dialect/Utils/CommandLine.h"
 #include "models/mlp/Mlp.h"
 #include "models/mlp/MlpPlan.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "llvm/Support/CommandLine.h"
 

@@ -3,7 +3,7 @@
 #include "models/qwen2/Qwen2.h"
 #include "frontend/Trace.h"
 #include "models/common/HuggingFace.h"
-#include "runtime/Json.h"
+#include "runtime/formats/Json.h"
 
 namespace genesis::models {
 

@@ -442,7 +442,7 @@ LogicalResult emitCrossEntropy(Operation *op, func::FuncOp kernel) {
 
 /// Inverted dropout. The seed argument is the plan's rng_seed tensor,
 /// i64[2] = (key, offset); element i (row-major) draws Philox-4x32-10 with
-/// that key at counter offset + the op's offset + i (runtime/Philox.h),
+/// that key at counter offset + the op's offset + i (runtime/support/Philox.h),
 /// u = (word0 >> 8) * 2^-24, and is kept, scaled by 1 / (1 - p), iff
 /// u >= p -- as the evaluator does, so the masks agree exactly.
 LogicalResult emitDropout(DropoutOp op, func::FuncOp kernel) {

@@ -1,7 +1,7 @@
 //===- EmitPlan.cpp - Compiling functions into a .gplan ------------------===//
 //
 // compilePlan: genesis IR -> fused -> CPU or GPU kernels + memory plan ->
-// the steps of a plan file (runtime/Plan.fbs) that a Session runs.
+// the steps of a plan file (runtime/plan/Plan.fbs) that a Session runs.
 //
 // The rng_seed argument (tensor<i64> in the IR) is the session-fed i64[2]
 // tensor (seed, offset) of the plan; the dropout kernels read both words.
@@ -16,8 +16,8 @@
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
 #include "passes/Conversion/CudaKernels.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Sha256.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/support/Sha256.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"

@@ -4,7 +4,7 @@
 #ifndef GENESIS_TESTS_FUZZ_FUZZPLANS_H
 #define GENESIS_TESTS_FUZZ_FUZZPLANS_H
 
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
 
 namespace genesis::fuzz {
 

@@ -8,9 +8,9 @@
 
 #include "FuzzPlans.h"
 
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Checkpoint.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/session/Checkpoint.h"
 
 #include <filesystem>
 #include <iostream>

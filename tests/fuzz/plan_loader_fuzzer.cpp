@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include <cstddef>
 #include <cstdint>

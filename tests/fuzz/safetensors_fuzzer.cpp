@@ -9,8 +9,8 @@
 
 #include "FuzzPlans.h"
 
-#include "runtime/ArrayIO.h"
-#include "runtime/Checkpoint.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/session/Checkpoint.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,8 +3,8 @@
 #ifndef GENESIS_TESTS_UNIT_TESTSUPPORT_H
 #define GENESIS_TESTS_UNIT_TESTSUPPORT_H
 
-#include "runtime/DType.h"
-#include "runtime/Error.h"
+#include "runtime/support/DType.h"
+#include "runtime/support/Error.h"
 
 #include "gtest/gtest.h"
 

@@ -18,8 +18,8 @@
 
 #include "dialect/Utils/CommandLine.h"
 #include "passes/Passes.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Error.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/support/Error.h"
 #include "tools/ToolSupport.h"
 
 #include "dialect/Utils/DiagnosticCapture.h"

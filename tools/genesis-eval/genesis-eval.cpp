@@ -9,7 +9,7 @@
 
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/Utils/CommandLine.h"
-#include "runtime/ArrayIO.h"
+#include "runtime/formats/ArrayIO.h"
 #include "tools/ToolSupport.h"
 
 #include "llvm/Support/CommandLine.h"

@@ -17,11 +17,11 @@
 
 #include "tools/genesis-run/RunTool.h"
 
-#include "runtime/ArrayIO.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Error.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Checkpoint.h"
+#include "runtime/session/Session.h"
+#include "runtime/support/Error.h"
 
 #include <algorithm>
 #include <chrono>

@@ -10,7 +10,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/IR/GenesisOps.h"
-#include "runtime/Philox.h"
+#include "runtime/support/Philox.h"
 #include "tools/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

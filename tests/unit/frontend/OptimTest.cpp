@@ -16,7 +16,7 @@
 
 #include "frontend/Optim.h"
 #include "models/mlp/Mlp.h"
-#include "runtime/ArrayIO.h"
+#include "runtime/formats/ArrayIO.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -18,8 +18,8 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "frontend/Trace.h"
 #include "models/lm/GenerationCompiler.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "../TestSupport.h"
 

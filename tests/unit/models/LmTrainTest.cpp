@@ -29,9 +29,9 @@
 #include "models/lm/Corpus.h"
 #include "models/lm/LmPlan.h"
 #include "models/lm/LmTrainer.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "../TestSupport.h"
 

@@ -16,7 +16,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Passes.h"
-#include "runtime/Random.h"
+#include "runtime/support/Random.h"
 #include "tests/unit/passes/KernelTestSupport.h"
 
 #include "mlir/Parser/Parser.h"

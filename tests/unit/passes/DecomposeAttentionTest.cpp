@@ -11,7 +11,7 @@
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
 #include "passes/Passes.h"
-#include "runtime/Random.h"
+#include "runtime/support/Random.h"
 #include "tests/unit/passes/KernelTestSupport.h"
 
 #include "mlir/Parser/Parser.h"

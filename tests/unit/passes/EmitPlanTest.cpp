@@ -19,8 +19,8 @@
 #include "models/gpt2/Gpt2.h"
 #include "models/mlp/Mlp.h"
 #include "passes/Passes.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Session.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"

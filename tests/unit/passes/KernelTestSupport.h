@@ -9,8 +9,8 @@
 #define GENESIS_TESTS_UNIT_PASSES_KERNELTESTSUPPORT_H
 
 #include "dialect/Utils/DTypes.h"
-#include "runtime/HostArray.h"
-#include "runtime/Random.h"
+#include "runtime/support/HostArray.h"
+#include "runtime/support/Random.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 

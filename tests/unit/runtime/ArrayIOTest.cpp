@@ -1,6 +1,6 @@
 //===- ArrayIOTest.cpp - Tests for .npy and .safetensors I/O --------------===//
 
-#include "runtime/ArrayIO.h"
+#include "runtime/formats/ArrayIO.h"
 
 #include <gtest/gtest.h>
 

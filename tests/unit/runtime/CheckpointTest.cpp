@@ -2,9 +2,9 @@
 
 #include "PlanTestSupport.h"
 
-#include "runtime/ArrayIO.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Sha256.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/session/Checkpoint.h"
+#include "runtime/support/Sha256.h"
 
 #include <chrono>
 #include <csignal>

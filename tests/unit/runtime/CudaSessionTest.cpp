@@ -9,8 +9,8 @@
 
 #include "PlanTestSupport.h"
 
-#include "runtime/Random.h"
-#include "runtime/Session.h"
+#include "runtime/session/Session.h"
+#include "runtime/support/Random.h"
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 //===- Float16Test.cpp - Tests for half and bfloat16 conversions ----------===//
 
-#include "runtime/Float16.h"
+#include "runtime/support/Float16.h"
 
 #include <gtest/gtest.h>
 

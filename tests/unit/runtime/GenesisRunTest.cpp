@@ -2,7 +2,7 @@
 
 #include "PlanTestSupport.h"
 
-#include "runtime/ArrayIO.h"
+#include "runtime/formats/ArrayIO.h"
 
 #include <cstdlib>
 #include <sys/wait.h>

@@ -1,6 +1,6 @@
 //===- HostArrayTest.cpp - Tests for HostArray and DType ------------------===//
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include <gtest/gtest.h>
 

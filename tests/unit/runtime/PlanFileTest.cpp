@@ -2,7 +2,7 @@
 
 #include "PlanTestSupport.h"
 
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
 
 #include <array>
 #include <cmath>

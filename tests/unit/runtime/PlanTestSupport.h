@@ -3,8 +3,8 @@
 #ifndef GENESIS_TESTS_UNIT_RUNTIME_PLANTESTSUPPORT_H
 #define GENESIS_TESTS_UNIT_RUNTIME_PLANTESTSUPPORT_H
 
-#include "runtime/HostArray.h"
-#include "runtime/PlanFile.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/support/HostArray.h"
 #include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>

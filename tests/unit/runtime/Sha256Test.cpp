@@ -1,6 +1,6 @@
 //===- Sha256Test.cpp - FIPS 180-4 test vectors for SHA-256 ---------------===//
 
-#include "runtime/Sha256.h"
+#include "runtime/support/Sha256.h"
 
 #include <gtest/gtest.h>
 

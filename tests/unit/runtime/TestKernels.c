@@ -1,7 +1,7 @@
 /* TestKernels.c - CPU kernels the plan tests embed as an elf-so image.
  *
- * They follow the runtime's kernel ABI (runtime/Session.h): one array of
- * data pointers, one per argument tensor of the launch. */
+ * They follow the runtime's kernel ABI (runtime/session/Session.h): one array
+ * of data pointers, one per argument tensor of the launch. */
 
 #include <stdint.h>
 

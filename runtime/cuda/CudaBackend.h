@@ -14,10 +14,10 @@
 #ifndef GENESIS_RUNTIME_CUDABACKEND_H
 #define GENESIS_RUNTIME_CUDABACKEND_H
 
-#include "runtime/HostArray.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Random.h"
-#include "runtime/Session.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
+#include "runtime/support/HostArray.h"
+#include "runtime/support/Random.h"
 
 #include <cstdint>
 #include <map>

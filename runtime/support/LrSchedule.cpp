@@ -1,7 +1,7 @@
 //===- LrSchedule.cpp - Learning-rate schedules ---------------------------===//
 
-#include "runtime/LrSchedule.h"
-#include "runtime/Error.h"
+#include "runtime/support/LrSchedule.h"
+#include "runtime/support/Error.h"
 
 #include <algorithm>
 #include <cmath>

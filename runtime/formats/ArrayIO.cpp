@@ -1,8 +1,8 @@
 //===- ArrayIO.cpp - Reading and writing .npy and .safetensors ------------===//
 
-#include "runtime/ArrayIO.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Json.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/formats/Json.h"
 
 #include <nlohmann/json.hpp>
 

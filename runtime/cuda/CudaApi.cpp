@@ -1,7 +1,7 @@
 //===- CudaApi.cpp - The CUDA driver and cuBLASLt, loaded at run time -----===//
 
-#include "runtime/CudaApi.h"
-#include "runtime/Error.h"
+#include "runtime/cuda/CudaApi.h"
+#include "runtime/support/Error.h"
 
 #include <dlfcn.h>
 #include <type_traits>

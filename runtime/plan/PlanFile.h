@@ -2,7 +2,7 @@
 //-*-===//
 //
 // A .gplan file is a 48-byte container header followed by a FlatBuffers
-// payload (schema: runtime/Plan.fbs):
+// payload (schema: runtime/plan/Plan.fbs):
 //
 //   offset  0: "GPLN"
 //   offset  4: u32 container version (little-endian)
@@ -40,9 +40,9 @@
 #ifndef GENESIS_RUNTIME_PLANFILE_H
 #define GENESIS_RUNTIME_PLANFILE_H
 
-#include "runtime/DType.h"
-#include "runtime/Plan_generated.h"
-#include "runtime/Sha256.h"
+#include "runtime/plan/Plan_generated.h"
+#include "runtime/support/DType.h"
+#include "runtime/support/Sha256.h"
 
 #include <array>
 #include <cstdint>

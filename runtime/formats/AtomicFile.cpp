@@ -1,7 +1,7 @@
 //===- AtomicFile.cpp - All-or-nothing file replacement -------------------===//
 
-#include "runtime/AtomicFile.h"
-#include "runtime/Error.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/support/Error.h"
 
 #include <cerrno>
 #include <cstring>

@@ -6,16 +6,16 @@
 // was expected versus found. A missing file gives
 // "cannot open '<path>': <strerror>".
 //
-// Savers are atomic (runtime/AtomicFile.h): they write "<path>.tmp.<pid>",
-// fsync it and rename it over the target, so a failed save never damages an
-// existing file.
+// Savers are atomic (runtime/formats/AtomicFile.h): they write
+// "<path>.tmp.<pid>", fsync it and rename it over the target, so a failed save
+// never damages an existing file.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_RUNTIME_ARRAYIO_H
 #define GENESIS_RUNTIME_ARRAYIO_H
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include <map>
 #include <string>

@@ -1,7 +1,7 @@
 //===- Json.cpp - JSON parsing with a depth limit -------------------------===//
 
-#include "runtime/Json.h"
-#include "runtime/Error.h"
+#include "runtime/formats/Json.h"
+#include "runtime/support/Error.h"
 
 namespace genesis {
 

@@ -90,10 +90,10 @@
 #ifndef GENESIS_RUNTIME_SESSION_H
 #define GENESIS_RUNTIME_SESSION_H
 
-#include "runtime/ArrayIO.h"
-#include "runtime/HostArray.h"
-#include "runtime/PlanFile.h"
-#include "runtime/Random.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/support/HostArray.h"
+#include "runtime/support/Random.h"
 
 #include <cstdint>
 #include <map>

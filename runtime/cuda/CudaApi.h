@@ -6,7 +6,7 @@
 // not map. Both libraries are dlopen'ed when the first cuda plan is opened,
 // and every function the CUDA backend calls is resolved then, by the
 // versioned symbol (cuMemAlloc_v2, ...) whose ABI this toolkit's cuda.h
-// declares. Only runtime/CudaBackend.cpp includes this header.
+// declares. Only runtime/cuda/CudaBackend.cpp includes this header.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,8 +1,8 @@
 //===- Session.cpp - Executing a plan on the CPU --------------------------===//
 
-#include "runtime/Session.h"
-#include "runtime/CudaBackend.h"
-#include "runtime/Error.h"
+#include "runtime/session/Session.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/support/Error.h"
 
 #include <cblas.h>
 

@@ -11,7 +11,7 @@
 #ifndef GENESIS_RUNTIME_RANDOM_H
 #define GENESIS_RUNTIME_RANDOM_H
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
 #include <cstdint>
 

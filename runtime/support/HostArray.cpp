@@ -1,8 +1,8 @@
 //===- HostArray.cpp - Dense tensors in host memory -----------------------===//
 
-#include "runtime/HostArray.h"
+#include "runtime/support/HostArray.h"
 
-#include "runtime/Float16.h"
+#include "runtime/support/Float16.h"
 
 #include <cassert>
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- Sha256.cpp - SHA-256 message digest --------------------------------===//
 
-#include "runtime/Sha256.h"
+#include "runtime/support/Sha256.h"
 
 #include <algorithm>
 #include <cstring>

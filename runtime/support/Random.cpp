@@ -1,7 +1,7 @@
 //===- Random.cpp - Seeded host random numbers ----------------------------===//
 
-#include "runtime/Random.h"
-#include "runtime/Philox.h"
+#include "runtime/support/Random.h"
+#include "runtime/support/Philox.h"
 
 #include <cmath>
 #include <string>

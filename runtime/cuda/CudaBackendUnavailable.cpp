@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaBackend.h"
-#include "runtime/Error.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/support/Error.h"
 
 namespace genesis {
 

@@ -1,6 +1,6 @@
 //===- DType.cpp - Element types of host tensors --------------------------===//
 
-#include "runtime/DType.h"
+#include "runtime/support/DType.h"
 
 #include <cassert>
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Float16.h"
+#include "runtime/support/Float16.h"
 
 #include <cmath>
 #include <cstring>

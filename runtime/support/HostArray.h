@@ -15,8 +15,8 @@
 #ifndef GENESIS_RUNTIME_HOSTARRAY_H
 #define GENESIS_RUNTIME_HOSTARRAY_H
 
-#include "runtime/DType.h"
-#include "runtime/Error.h"
+#include "runtime/support/DType.h"
+#include "runtime/support/Error.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -10,7 +10,7 @@
 //   genesis.rng_seed            the session's RNG state (Philox seed and
 //   genesis.rng_offset          offset)
 //
-// Saving is atomic (runtime/AtomicFile.h): a crash mid-save leaves the
+// Saving is atomic (runtime/formats/AtomicFile.h): a crash mid-save leaves the
 // previous checkpoint intact. Loading checks everything before it changes
 // anything: the version, the model hash, and that the file holds exactly the
 // plan's checkpointed tensors with the plan's dtypes and shapes. On any
@@ -21,7 +21,7 @@
 #ifndef GENESIS_RUNTIME_CHECKPOINT_H
 #define GENESIS_RUNTIME_CHECKPOINT_H
 
-#include "runtime/Session.h"
+#include "runtime/session/Session.h"
 
 #include <string>
 

@@ -1,8 +1,8 @@
 //===- Checkpoint.cpp - Saving and restoring training state ---------------===//
 
-#include "runtime/Checkpoint.h"
-#include "runtime/ArrayIO.h"
-#include "runtime/Error.h"
+#include "runtime/session/Checkpoint.h"
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/support/Error.h"
 
 #include <set>
 

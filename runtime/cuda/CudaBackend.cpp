@@ -4,13 +4,13 @@
 // each persistent tensor and each input and output buffer is one
 // allocation), so a function's steps can be captured into a CUDA graph once
 // and replayed for as long as the session lives. The driver and cuBLASLt are
-// reached through runtime/CudaApi.h.
+// reached through runtime/cuda/CudaApi.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaBackend.h"
-#include "runtime/CudaApi.h"
-#include "runtime/Error.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CudaApi.h"
+#include "runtime/support/Error.h"
 
 #include <algorithm>
 #include <array>

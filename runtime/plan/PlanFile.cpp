@@ -1,9 +1,9 @@
 //===- PlanFile.cpp - Loading, verifying and building .gplan files --------===//
 
-#include "runtime/PlanFile.h"
-#include "runtime/AtomicFile.h"
-#include "runtime/Error.h"
-#include "runtime/HostArray.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/formats/AtomicFile.h"
+#include "runtime/support/Error.h"
+#include "runtime/support/HostArray.h"
 
 #include <algorithm>
 #include <cerrno>
