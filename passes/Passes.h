@@ -94,7 +94,7 @@ void formFusions(mlir::func::FuncOp function, bool grouping = true);
 /// `void k_range(void **args, int64_t begin, int64_t end)` a slice of its
 /// outermost loop; `args` holds the data pointers of the inputs and then the
 /// outputs, in the kernel's argument order.
-mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp module);
+mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp source);
 
 /// How compilePlan compiles.
 struct PlanOptions {

@@ -406,10 +406,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
   auto isIdentity = [](ArrayRef<int64_t> permutation) {
-    for (auto [i, p] : llvm::enumerate(permutation))
-      if (static_cast<int64_t>(i) != p)
-        return false;
-    return true;
+    return llvm::all_of(llvm::enumerate(permutation), [](auto entry) {
+      return static_cast<int64_t>(entry.index()) == entry.value();
+    });
   };
   if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
     // transpose(transpose(x, p), q) == transpose(x, r) with r[i] = p[q[i]].

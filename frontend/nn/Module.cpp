@@ -24,10 +24,8 @@ void Module::checkName(const std::string &name) const {
     throw Error("module attribute name '" + name +
                 "' must be non-empty and contain no '.'");
   auto taken = [&](const auto &list) {
-    for (const auto &entry : list)
-      if (entry.first == name)
-        return true;
-    return false;
+    return std::any_of(list.begin(), list.end(),
+                       [&](const auto &entry) { return entry.first == name; });
   };
   if (taken(parameters_) || taken(buffers_) || taken(children_))
     throw Error("module attribute '" + name + "' is registered twice");

@@ -209,7 +209,9 @@ void loadWeights(nn::Module &module, const std::string &path,
 
   // The file's tensors by state_dict key, with their names in the file.
   std::map<std::string, std::pair<std::string, HostArray *>> byKey;
-  for (auto &[name, array] : file) {
+  for (auto &[fileName, array] : file) {
+    const std::string &name =
+        fileName; // lambdas capture variables, not bindings
     if (std::any_of(
             names.ignoredSuffixes.begin(), names.ignoredSuffixes.end(),
             [&](const std::string &end) { return endsWith(name, end); }))
@@ -246,11 +248,14 @@ void loadWeights(nn::Module &module, const std::string &path,
                      ? " (and " + std::to_string(missing.size() - 1) + " more)"
                      : ""));
   if (byKey.size() != expected.size())
-    for (const auto &[key, entry] : byKey)
+    for (const auto &[fileKey, entry] : byKey) {
+      const std::string &key =
+          fileKey; // lambdas capture variables, not bindings
       if (std::none_of(expected.begin(), expected.end(),
                        [&](const auto &named) { return named.first == key; }))
         throw Error(where + ": unexpected tensor '" + entry.first +
                     "' (the model has no parameter '" + key + "')");
+    }
 
   // Half-precision values widen to f32 exactly. All conversions happen
   // before the first assignment, so a failed allocation changes nothing.

@@ -289,8 +289,9 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
       "--clip-grad-norm=" + formatNumber(flags.clipGradNorm),
       "--out=" + flags.outputDir};
   if (flags.tf32)
-    args.push_back("--tf32");
+    args.emplace_back("--tf32");
   std::vector<char *> argv;
+  argv.reserve(args.size() + 1);
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -305,14 +306,14 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
     throw Error("lm-compile failed (its message is above)");
 }
 
-/// Whether the plan lets any GEMM use TF32 (then TF32 is its peak).
 /// Whether the plan has 16-bit tensors (its GEMMs run in bf16 or f16).
 bool hasHalfTensors(const PlanFile &planFile) {
-  for (const plan::Tensor *tensor : *planFile.plan().tensors())
-    if (tensor->dtype() == plan::DType::BF16 ||
-        tensor->dtype() == plan::DType::F16)
-      return true;
-  return false;
+  const auto &tensors = *planFile.plan().tensors();
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [](const plan::Tensor *tensor) {
+                       return tensor->dtype() == plan::DType::BF16 ||
+                              tensor->dtype() == plan::DType::F16;
+                     });
 }
 
 bool allowsTf32(const PlanFile &planFile) {
@@ -419,7 +420,7 @@ int run(int argc, char **argv) {
       static_cast<long long>(shape.parameters),
       static_cast<long long>(shape.batch),
       static_cast<long long>(shape.sequence),
-      static_cast<long long>(shape.batch * shape.sequence), flopsPerToken);
+      static_cast<long long>(shape.batch) * shape.sequence, flopsPerToken);
   double peakTflops = flags.peakTflops;
   std::string peakSource = "--peak-tflops";
   if (peakTflops == 0 && cuda) {

@@ -155,9 +155,9 @@ void trainMlp(Session &session, const MlpTrainOptions &options) {
         std::fprintf(stderr,
                      "\r[train] epoch %lld/%lld step %lld/%lld loss %.4f  "
                      "%.0f samples/s  ETA %.0fs   ",
-                     static_cast<long long>(epoch + 1),
+                     static_cast<long long>(epoch) + 1,
                      static_cast<long long>(options.epochs),
-                     static_cast<long long>(s + 1),
+                     static_cast<long long>(s) + 1,
                      static_cast<long long>(stepsPerEpoch), lossSum / (s + 1),
                      rate, eta);
     }

@@ -24,10 +24,10 @@ bool isRowBroadcast(BroadcastInDimOp broadcast, ArrayRef<int64_t> rowShape) {
   ArrayRef<int64_t> from = broadcast.getOperand().getType().getShape();
   if (broadcast.getType().getShape() != rowShape || !isPerRow(from, rowShape))
     return false;
-  for (auto [d, target] : llvm::enumerate(broadcast.getBroadcastDimensions()))
-    if (static_cast<int64_t>(d) != target)
-      return false;
-  return true;
+  return llvm::all_of(
+      llvm::enumerate(broadcast.getBroadcastDimensions()), [](auto entry) {
+        return static_cast<int64_t>(entry.index()) == entry.value();
+      });
 }
 
 } // namespace

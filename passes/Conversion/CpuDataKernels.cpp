@@ -127,7 +127,6 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
     scratch = memref::AllocOp::create(b, loc, MemRefType::get(slabShape, f64));
   // The dimensions before `axis` run over [begin, end); with none, the
   // whole kernel is one range.
-  SmallVector<int64_t> loopShape(outerShape);
   Value runBegin = begin, runEnd = end;
   auto body = [&](OpBuilder &ob, ValueRange outer) -> LogicalResult {
     auto full = [&](ValueRange slab) {
@@ -201,7 +200,7 @@ LogicalResult emitScatterAdd(ScatterAddOp op, func::FuncOp kernel) {
     return success();
   };
   LogicalResult status =
-      buildLoopNest(b, loc, loopShape, runBegin, runEnd, body);
+      buildLoopNest(b, loc, outerShape, runBegin, runEnd, body);
   if (widened)
     memref::DeallocOp::create(b, loc, scratch);
   func::ReturnOp::create(b, loc);

@@ -66,10 +66,12 @@ SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
   Value thread = im.threadId();
   Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
   SmallVector<Value> warpTotals;
-  for (auto [partial, max] : llvm::zip(partials, maxes))
+  for (auto [partial, isMax] : llvm::zip(partials, maxes)) {
+    bool max = isMax; // a lambda captures variables, not bindings (C++17)
     warpTotals.push_back(warpButterfly(b, loc, partial, [&](Value p, Value q) {
       return combineMaxOrSum(b, loc, p, q, max);
     }));
+  }
   auto first = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)),

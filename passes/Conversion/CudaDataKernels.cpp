@@ -63,7 +63,8 @@ CollapsedPermutation collapse(ArrayRef<int64_t> shape,
   }
   CollapsedPermutation result;
   result.shape.resize(firsts.size());
-  for (auto [g, first] : llvm::enumerate(firsts)) {
+  for (auto [g, groupFirst] : llvm::enumerate(firsts)) {
+    int64_t first = groupFirst; // a lambda captures variables, not bindings
     int64_t position =
         llvm::count_if(firsts, [&](int64_t f) { return f < first; });
     result.permutation.push_back(position);
@@ -580,7 +581,8 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                   });
               scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
             });
-        for (auto [q, column] : llvm::enumerate(columns)) {
+        for (auto [q, columnAt] : llvm::enumerate(columns)) {
+          Value column = columnAt; // a lambda captures variables, not bindings
           Value sum = chunks.getResult(q);
           if (widened)
             sum = arith::TruncFOp::create(b, loc, element, sum);

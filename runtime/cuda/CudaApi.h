@@ -82,6 +82,7 @@ namespace genesis::cuda {
 
 /// Pointers to the loaded functions, each named after its symbol.
 struct Api {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `symbol` is a name, not a value.
 #define GENESIS_DECLARE_FUNCTION(symbol) decltype(&::symbol) symbol = nullptr;
   GENESIS_CUDA_DRIVER_FUNCTIONS(GENESIS_DECLARE_FUNCTION)
   GENESIS_CUBLASLT_FUNCTIONS(GENESIS_DECLARE_FUNCTION)

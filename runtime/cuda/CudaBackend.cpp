@@ -225,9 +225,9 @@ public:
 
   void upload(uint32_t tensor, const HostArray &value) override;
   void download(uint32_t tensor, HostArray &mirror) override;
-  void run(uint32_t function, std::map<uint32_t, HostArray> &io, uint64_t step,
+  void run(uint32_t index, std::map<uint32_t, HostArray> &io, uint64_t step,
            Generator::State rng) override;
-  void replay(uint32_t function, uint64_t step, Generator::State rng) override;
+  void replay(uint32_t index, uint64_t step, Generator::State rng) override;
   void synchronize() override;
   void setProfiling(bool on) override { state_->profiling = on; }
   SessionStats stats() const override;

@@ -157,12 +157,12 @@ void writeExecutable(const std::string &path,
 
   std::vector<std::string> args = {*compiler};
   for (const char *flag : kExeCompileFlags)
-    args.push_back(flag);
+    args.emplace_back(flag);
   for (const char *dir : kExeIncludeDirs)
     args.push_back(std::string("-I") + dir);
   args.insert(args.end(), {mainPath, asmPath, "-o", path});
   for (const char *flag : kExeLinkFlags)
-    args.push_back(flag);
+    args.emplace_back(flag);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {
       std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};

@@ -59,6 +59,7 @@ SamplingOptions options(double temperature, int64_t topK = 0, double topP = 1.0,
 
 std::vector<int64_t> tokensOf(const std::vector<TokenProbability> &items) {
   std::vector<int64_t> tokens;
+  tokens.reserve(items.size());
   for (const TokenProbability &item : items)
     tokens.push_back(item.token);
   return tokens;

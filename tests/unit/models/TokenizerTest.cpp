@@ -412,7 +412,8 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
       {R"({"added_tokens": [{"content": "<|x|>"}]})",
        "added_tokens[0].id: missing"},
   };
-  for (const auto &[patch, message] : cases) {
+  for (const auto &[casePatch, message] : cases) {
+    const auto &patch = casePatch; // lambdas capture variables, not bindings
     SCOPED_TRACE(patch);
     EXPECT_TRUE(contains(
         errorFrom([&] { patched("gpt2_style.json", Json::parse(patch)); }),

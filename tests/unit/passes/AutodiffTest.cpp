@@ -111,6 +111,7 @@ double gradientError(const Body &body, std::vector<Input> inputs,
   mlir::func::FuncOp forward = trace.finish();
 
   std::vector<HostArray> arguments;
+  arguments.reserve(inputs.size());
   for (const Input &input : inputs)
     arguments.push_back(input.value);
   std::vector<HostArray> analytic = evaluate(gradient, arguments);

@@ -660,6 +660,7 @@ HostArray kernelResult(const std::string &ir, std::vector<HostArray> inputs) {
       dtypeOf(tensor.getElementType()),
       std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()));
   std::vector<void *> args;
+  args.reserve(inputs.size() + 1);
   for (HostArray &input : inputs)
     args.push_back(input.data());
   args.push_back(out.data());
