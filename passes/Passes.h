@@ -33,7 +33,12 @@ namespace genesis {
 mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
                                                   llvm::ArrayRef<unsigned> wrt);
 
+/// The most micro-batches genesis-train-step accumulates: the batch inputs
+/// gain a leading dimension of this size.
+inline constexpr int64_t kMaxAccumulation = 65536;
+
 /// Builds `@train_step` next to `loss` (see the genesis-train-step pass).
+/// Every option is checked before anything is built.
 mlir::FailureOr<mlir::func::FuncOp>
 buildTrainStep(mlir::func::FuncOp loss, const GenesisTrainStepOptions &options);
 

@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/Debug.h"
+#include <cmath>
 #include <numeric>
 
 #define DEBUG_TYPE "genesis-train-step"
@@ -102,13 +103,52 @@ genesis::buildTrainStep(func::FuncOp loss,
   if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
     return loss.emitError("genesis-train-step: unknown optimizer '")
            << optimizer << "' (expected sgd, adam or adamw)";
-  if (options.accumulation < 1)
-    return loss.emitError("genesis-train-step: accumulation must be >= 1");
+  if (options.accumulation < 1 || options.accumulation > kMaxAccumulation)
+    return loss.emitError("genesis-train-step: accumulation must be in [1, ")
+           << kMaxAccumulation << "], got " << options.accumulation;
+  // Every hyperparameter is checked before any op is built (PyTorch's
+  // optimizers' rules): an op verifier refusing one later would leave a
+  // half-built module, and NaN or a negative clip would pass silently.
+  auto finiteAtLeast = [](double value, double low) {
+    return std::isfinite(value) && value >= low;
+  };
+  auto refuse = [&](StringRef option, double value, StringRef rule) {
+    return loss.emitError("genesis-train-step: ")
+           << option << " must be " << rule << ", got " << value;
+  };
+  if (!finiteAtLeast(options.weightDecay, 0.0))
+    return refuse("weight-decay", options.weightDecay, "finite and >= 0");
+  if (!finiteAtLeast(options.clipGradNorm, 0.0))
+    return refuse("clip-grad-norm", options.clipGradNorm,
+                  "finite and >= 0 (0: no clipping)");
+  if (!finiteAtLeast(options.clipGradValue, 0.0))
+    return refuse("clip-grad-value", options.clipGradValue,
+                  "finite and >= 0 (0: no clipping)");
+  if (optimizer == "sgd") {
+    if (!finiteAtLeast(options.momentum, 0.0))
+      return refuse("momentum", options.momentum, "finite and >= 0");
+    if (!finiteAtLeast(options.dampening, 0.0) || options.dampening > 1.0)
+      return refuse("dampening", options.dampening, "in [0, 1]");
+    if (options.nesterov &&
+        (options.momentum == 0.0 || options.dampening != 0.0))
+      return loss.emitError("genesis-train-step: nesterov needs momentum > 0 "
+                            "and dampening 0, got momentum ")
+             << options.momentum << " and dampening " << options.dampening;
+  } else {
+    if (!finiteAtLeast(options.beta1, 0.0) || options.beta1 >= 1.0)
+      return refuse("beta1", options.beta1, "in [0, 1)");
+    if (!finiteAtLeast(options.beta2, 0.0) || options.beta2 >= 1.0)
+      return refuse("beta2", options.beta2, "in [0, 1)");
+    if (!finiteAtLeast(options.epsilon, 0.0))
+      return refuse("eps", options.epsilon, "finite and >= 0");
+  }
   bool dynamicScale = options.lossScale == "dynamic";
   if (!dynamicScale && options.lossScale != "none")
     return loss.emitError("genesis-train-step: unknown loss-scale '")
            << options.lossScale << "' (expected none or dynamic)";
-  if (dynamicScale && (options.initScale <= 0.0 || options.growthInterval < 1))
+  if (dynamicScale &&
+      (!(std::isfinite(options.initScale) && options.initScale > 0.0) ||
+       options.growthInterval < 1))
     return loss.emitError("genesis-train-step: loss scaling needs init-scale "
                           "> 0 and growth-interval >= 1");
 

@@ -5,6 +5,23 @@
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=dynamic" 2>&1 | FileCheck %s --check-prefix=HALF
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="loss-scale=dynamic init-scale=0" 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not genesis-opt %s --split-input-file --genesis-train-step="optimizer=adam" 2>&1 | FileCheck %s --check-prefix=CLASH
+// Hyperparameters are checked before any op is built (no verifier error
+// followed by an abort, no NaN or negative value accepted silently).
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="optimizer=adamw beta1=1" 2>&1 | FileCheck %s --check-prefix=BETA1
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="optimizer=adam beta2=1.0" 2>&1 | FileCheck %s --check-prefix=BETA2
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="momentum=-1" 2>&1 | FileCheck %s --check-prefix=MOMENTUM
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="momentum=0.9 nesterov=true dampening=0.1" 2>&1 | FileCheck %s --check-prefix=NESTEROV
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="weight-decay=nan" 2>&1 | FileCheck %s --check-prefix=DECAY
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="clip-grad-norm=-1" 2>&1 | FileCheck %s --check-prefix=CLIP
+// RUN: not genesis-opt %s --split-input-file --genesis-train-step="accumulation=2000000" 2>&1 | FileCheck %s --check-prefix=ACCUM
+// BETA1: error: genesis-train-step: beta1 must be in [0, 1), got 1
+// BETA1-NOT: Failed to infer
+// BETA2: error: genesis-train-step: beta2 must be in [0, 1), got 1
+// MOMENTUM: error: genesis-train-step: momentum must be finite and >= 0, got -1
+// NESTEROV: error: genesis-train-step: nesterov needs momentum > 0 and dampening 0, got momentum 9.000000e-01 and dampening 1.000000e-01
+// DECAY: error: genesis-train-step: weight-decay must be finite and >= 0, got nan
+// CLIP: error: genesis-train-step: clip-grad-norm must be finite and >= 0 (0: no clipping), got -1
+// ACCUM: error: genesis-train-step: accumulation must be in [1, 65536], got 2000000
 
 // SCALE: error: genesis-train-step: loss scaling needs init-scale > 0 and growth-interval >= 1
 
