@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 using namespace genesis;
 
@@ -78,7 +79,17 @@ int main(int argc, char **argv) {
     if (precision != "f32" && precision != "bf16" && precision != "f16")
       throw Error("--precision must be f32, bf16 or f16, got '" + precision +
                   "'");
-    if (heads <= 0 || width % heads != 0)
+    for (auto [flag, value] :
+         {std::pair<const char *, int64_t>{"--layers", layers},
+          {"--heads", heads},
+          {"--width", width},
+          {"--vocab", vocab},
+          {"--seq", seqLength},
+          {"--batch", batchSize}})
+      if (value < 1)
+        throw Error(std::string(flag) + " must be positive, got " +
+                    std::to_string(value));
+    if (width % heads != 0)
       throw Error("--width must be a multiple of --heads");
     createDirectories(outputDir);
     models::Gpt2Config config;

@@ -203,6 +203,12 @@ Flags parseFlags(int argc, char **argv) {
   return flags;
 }
 
+std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
 void checkFlags(const Flags &flags) {
   if (flags.precision != "f32" && flags.precision != "bf16" &&
       flags.precision != "f16")
@@ -240,8 +246,22 @@ void checkFlags(const Flags &flags) {
   positive("--eval-batches", flags.evalBatches);
   if (flags.sampleTokens < 0)
     throw Error("--sample-tokens must not be negative");
-  if (!(flags.learningRate > 0))
+  if (!(flags.learningRate > 0) || !std::isfinite(flags.learningRate))
     throw Error("--lr must be positive");
+  // -1 (the default) means lr / 10; any other value must be a rate.
+  if (flags.given.count("--min-lr") &&
+      (!(flags.minLearningRate >= 0) || !std::isfinite(flags.minLearningRate)))
+    throw Error("--min-lr must be >= 0, got " +
+                formatNumber(flags.minLearningRate));
+  if (flags.given.count("--warmup") && flags.warmup < 0)
+    throw Error("--warmup must not be negative, got " +
+                std::to_string(flags.warmup));
+  if (!(flags.weightDecay >= 0) || !std::isfinite(flags.weightDecay))
+    throw Error("--weight-decay must be >= 0, got " +
+                formatNumber(flags.weightDecay));
+  if (!(flags.clipGradNorm >= 0) || !std::isfinite(flags.clipGradNorm))
+    throw Error("--clip-grad-norm must be >= 0 (0: no clipping), got " +
+                formatNumber(flags.clipGradNorm));
   if (flags.peakTflops < 0)
     throw Error("--peak-tflops must not be negative");
   if (flags.temperature < 0)
@@ -253,12 +273,6 @@ void checkFlags(const Flags &flags) {
 std::string directoryOf(const std::string &path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string formatNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
 }
 
 /// Runs lm-compile, the executable beside this one, to write the plans and
