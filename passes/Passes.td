@@ -317,8 +317,9 @@ def GenesisSplitMixedShapeFusions
       fewer than 16 blocks the side result is written far below bandwidth
       (the MLP's bias gradients, 128 and 256 columns: its train step took
       0.268 ms whole against 0.233 ms split on the H100); or
-    - it has a row reduction over more than 4096 elements and a side result
-      feeding another fusion: genesis-merge-row-fusions chains such fusions
+    - it has a row reduction over more than 4096 elements and a result (the
+      reduction's or a side result) feeding another fusion:
+      genesis-merge-row-fusions chains such fusions
       into a row fusion whose threads hold more than 4 elements of each row,
       and there the split pieces' recomputation measured faster than the
       whole fusion's longer-lived values (layer_norm's backward over rows of

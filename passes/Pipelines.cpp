@@ -28,9 +28,9 @@ LogicalResult addTrainStep(OpPassManager &pm,
                            PipelineErrorHandler onError) {
   if (!options.trainStep.empty()) {
     std::unique_ptr<Pass> trainStep = createGenesisTrainStep();
+    // initializeOptions reports the bad option through onError itself.
     if (failed(trainStep->initializeOptions(options.trainStep, onError)))
-      return onError("genesis pipeline: invalid train-step options '" +
-                     options.trainStep + "'");
+      return failure();
     pm.addPass(std::move(trainStep));
   }
   pm.addNestedPass<func::FuncOp>(createGenesisStepNumber());

@@ -25,10 +25,11 @@ def Genesis_LaunchAttr : AttrDef<Genesis_Dialect, "Launch"> {
 
     `grid` is the number of blocks in x, y and z, `block` the threads per
     block in x, y and z, `shared` the bytes of dynamic shared memory. The
-    verifier holds them to what every CUDA GPU since sm_70 accepts: three
-    sizes each, all at least 1; grid x below 2^31, grid y and z at most
-    65535; block x and y at most 1024, block z at most 64, and at most 1024
-    threads in all; shared memory from 0 to 227 KiB.
+    verifier holds them to CUDA's limits on sm_90, the target: three sizes
+    each, all at least 1; grid x below 2^31, grid y and z at most 65535;
+    block x and y at most 1024, block z at most 64, and at most 1024 threads
+    in all; shared memory from 0 to 227 KiB (the runtime checks what the
+    device it runs on allows).
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t", "blocks in x, y, z">:$grid,

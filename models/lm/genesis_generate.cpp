@@ -338,6 +338,14 @@ void compileAndRun() {
     throw Error("--compile-only needs --out");
   if (target != "cpu" && target != "cuda" && target != "auto")
     throw Error("--target must be cpu, cuda or auto, got '" + target + "'");
+  // --max-len 0 (the default) means the model's positions.
+  if (maxLength < 0)
+    throw Error("--max-len must be positive (or 0: the model's positions), "
+                "got " +
+                std::to_string(maxLength));
+  if (prefillLength < 1)
+    throw Error("--prefill-len must be positive, got " +
+                std::to_string(prefillLength));
   std::string tokenizer =
       tokenizerFile(modelDir.empty() ? "" : modelDir + "/tokenizer.json");
   Clock::time_point start = Clock::now();

@@ -43,10 +43,15 @@ using namespace mlir;
 
 namespace genesis::cuda {
 
-void setLaunchAttr(Operation *op, const Launch &launch) {
-  op->setAttr(kLaunchAttrName,
-              LaunchAttr::get(op->getContext(), launch.grid, launch.block,
-                              launch.sharedMemoryBytes));
+LogicalResult setLaunchAttr(Operation *op, const Launch &launch) {
+  auto attr = LaunchAttr::getChecked(
+      [&] { return op->emitOpError("genesis-lower-cuda: "); }, op->getContext(),
+      ArrayRef<int64_t>(launch.grid), ArrayRef<int64_t>(launch.block),
+      launch.sharedMemoryBytes);
+  if (!attr)
+    return failure();
+  op->setAttr(kLaunchAttrName, attr);
+  return success();
 }
 
 std::optional<Launch> getLaunchAttr(Operation *op) {

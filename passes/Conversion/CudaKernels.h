@@ -28,8 +28,9 @@ struct Launch {
   int64_t sharedMemoryBytes = 0;
 };
 
-/// Records `launch` on `op` as `genesis.launch = #genesis.launch<...>`.
-void setLaunchAttr(mlir::Operation *op, const Launch &launch);
+/// Records `launch` on `op` as `genesis.launch = #genesis.launch<...>`;
+/// emits an error on `op` and fails when the launch exceeds CUDA's limits.
+mlir::LogicalResult setLaunchAttr(mlir::Operation *op, const Launch &launch);
 /// The launch recorded on `op`, if any.
 std::optional<Launch> getLaunchAttr(mlir::Operation *op);
 

@@ -176,7 +176,8 @@ struct GenesisLowerCudaPass
       if (failed(kernel))
         return signalPassFailure();
       op->setAttr("genesis.kernel", FlatSymbolRefAttr::get(context, name));
-      cuda::setLaunchAttr(op, kernel->launch);
+      if (failed(cuda::setLaunchAttr(op, kernel->launch)))
+        return signalPassFailure();
     }
   }
 };

@@ -25,8 +25,9 @@ using namespace genesis;
 namespace {
 
 /// Whether the GPU runs `fusion` better whole (Passes.td states the rule):
-/// a column reduction keeps at least 512 elements, and a row reduction over
-/// more than 4096 elements has no side result that feeds another fusion.
+/// every column reduction (over dimensions other than the trailing ones)
+/// keeps at least 512 elements, and a row reduction over more than 4096
+/// elements has no result (its own or a side result) feeding another fusion.
 bool gpuRunsWhole(FusionOp fusion) {
   bool feedsFusion = llvm::any_of(fusion.getResults(), [](Value result) {
     return llvm::any_of(result.getUsers(),

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -708,7 +709,17 @@ bool hasSuffix(const std::string &text, const std::string &suffix) {
 void checkResultFiles(const std::vector<std::string> &files, size_t count,
                       const std::string &owner) {
   size_t npyFiles = 0;
+  std::set<std::string> seen;
   for (const std::string &file : files) {
+    if (!seen.insert(file).second)
+      throw Error("'" + file + "' is given twice as a result file");
+    std::error_code error;
+    if (std::filesystem::is_directory(file, error))
+      throw Error("cannot write '" + file + "': it is a directory");
+    std::filesystem::path parent = std::filesystem::path(file).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, error))
+      throw Error("cannot write '" + file + "': no directory '" +
+                  parent.string() + "'");
     if (hasSuffix(file, ".npy")) {
       if (++npyFiles > count)
         throw Error("'" + file + "': " + owner + " has only " +

@@ -54,11 +54,14 @@ void saveSafetensors(const std::string &path, const NamedArrays &arrays,
 
 /// The result files of a tool's `-o` options: a .safetensors file receives
 /// every result, a .npy file the next one in order. checkResultFiles refuses
-/// (naming the file) an unknown extension or more .npy files than `count`
-/// results; tools call it before they run, so nothing is written by a run
-/// that cannot store its results. `owner` names the function in messages.
+/// (naming the file) an unknown extension, more .npy files than `count`
+/// results, a file given twice, a directory and a file whose directory does
+/// not exist; tools call it before they run, so such a run writes nothing.
+/// (A write can still fail later, e.g. on a full disk; each file is written
+/// atomically.) `owner` names the function in messages.
 void checkResultFiles(const std::vector<std::string> &files, size_t count,
                       const std::string &owner);
+/// Checks the files as checkResultFiles does, then writes `results` to them.
 void writeResultFiles(const std::vector<std::string> &files,
                       const NamedArrays &results, const std::string &owner);
 

@@ -24,7 +24,20 @@ std::string directoryOf(const std::string &path) {
 } // namespace
 
 AtomicFileWriter::AtomicFileWriter(const std::string &path)
-    : path_(path), tempPath_(path + ".tmp." + std::to_string(getpid())) {
+    : path_(path), target_(path) {
+  // A symbolic link is written through, as the shell's > does: the regular
+  // file it leads to is replaced (a user's link, or /dev/stdout redirected to
+  // a file); anything else it leads to (a pipe) is written in place.
+  struct stat link;
+  if (lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    std::error_code error;
+    std::filesystem::path resolved = std::filesystem::canonical(path_, error);
+    struct stat resolvedInfo;
+    if (!error && stat(resolved.c_str(), &resolvedInfo) == 0 &&
+        S_ISREG(resolvedInfo.st_mode))
+      target_ = resolved.string();
+  }
+  tempPath_ = target_ + ".tmp." + std::to_string(getpid());
   struct stat info;
   if (stat(path_.c_str(), &info) == 0) {
     if (S_ISDIR(info.st_mode))
@@ -72,12 +85,12 @@ void AtomicFileWriter::commit() {
     fail("fsync");
   if (std::fclose(file_.release()) != 0)
     fail("close");
-  if (std::rename(tempPath_.c_str(), path_.c_str()) != 0)
+  if (std::rename(tempPath_.c_str(), target_.c_str()) != 0)
     fail("rename");
   committed_ = true;
   // The new file is complete either way; syncing the directory only makes
   // the rename durable, so a directory that cannot be opened is no error.
-  int directory = open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY);
+  int directory = open(directoryOf(target_).c_str(), O_RDONLY | O_DIRECTORY);
   if (directory >= 0) {
     fsync(directory);
     close(directory);

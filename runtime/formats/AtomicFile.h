@@ -10,9 +10,11 @@
 // The target's permissions are honoured as the shell's `>` would: a file the
 // caller may not write (a 0444 file for a non-root user) is refused, not
 // replaced, and a directory is refused. A target that exists but is not a
-// regular file (/dev/null, /dev/stdout, a FIFO) is written in place, since
-// renaming over a device would replace it; a failed write there (/dev/full)
-// is an error all the same.
+// regular file (/dev/null, a FIFO) is written in place, since renaming over
+// a device would replace it; a failed write there (/dev/full) is an error all
+// the same. A symbolic link is written through: the regular file it leads to
+// is replaced (so /dev/stdout redirected to a file fills that file), anything
+// else it leads to is written in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,7 @@ public:
   /// Removes the temporary file unless commit() succeeded.
   ~AtomicFileWriter();
 
+  /// Appends `size` bytes; throws genesis::Error naming the file on failure.
   void write(const void *data, size_t size);
   /// Makes the written bytes the content of the target path.
   void commit();
@@ -47,7 +50,10 @@ private:
     void operator()(std::FILE *file) const { std::fclose(file); }
   };
 
+  /// The path as given (for messages) and the file it names, a symbolic
+  /// link resolved.
   std::string path_;
+  std::string target_;
   std::string tempPath_;
   std::unique_ptr<std::FILE, FileCloser> file_;
   bool committed_ = false;
