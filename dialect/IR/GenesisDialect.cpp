@@ -99,7 +99,8 @@ LogicalResult verifyNameOrRole(Operation *op, unsigned index,
         return op->emitOpError()
                << what << "s #" << other << " and #" << index
                << " have the same genesis.name '" << name.getValue()
-               << "'; names bind values and must be unique";
+               << "'; names bind values and must be unique (in @"
+               << SymbolTable::getSymbolName(op).getValue() << ")";
     }
     return success();
   }
