@@ -4,6 +4,7 @@
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/Strings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -163,15 +164,6 @@ void writeConfigFile(const std::string &path, const nlohmann::json &config) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-bool startsWith(const std::string &text, const std::string &start) {
-  return text.compare(0, start.size(), start) == 0;
-}
-
-bool endsWith(const std::string &text, const std::string &end) {
-  return text.size() >= end.size() &&
-         text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
 
 bool contains(const std::vector<std::string> &list, const std::string &item) {
   return std::find(list.begin(), list.end(), item) != list.end();

@@ -603,15 +603,7 @@ private:
   }
 
   /// `value` shortened for an error message, cut between characters.
-  static std::string show(const Json &value) {
-    std::string text = value.dump();
-    if (text.size() <= 60)
-      return text;
-    size_t cut = 57;
-    while ((text[cut] & 0xC0) == 0x80)
-      --cut;
-    return text.substr(0, cut) + "...";
-  }
+  static std::string show(const Json &value) { return describeJson(value, 60); }
 
   /// The member `name` of `object`, or nullptr if it is absent or null.
   static const Json *find(const Json &object, const char *name) {

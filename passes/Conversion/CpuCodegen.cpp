@@ -88,7 +88,7 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   SmallVector<std::pair<std::string, int64_t>> kernels;
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
   for (auto function : source.getOps<func::FuncOp>()) {
-    if (!function->hasAttr("genesis.kernel"))
+    if (!function->hasAttr(kKernelAttrName))
       continue;
     auto clone = cast<func::FuncOp>(builder.clone(*function));
     std::string name = function.getSymName().str();

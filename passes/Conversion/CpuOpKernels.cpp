@@ -1,5 +1,4 @@
-//===- CpuOpKernels.cpp - CPU kernels of ops outside fusions
-//---------------===//
+//===- CpuOpKernels.cpp - CPU kernels of ops outside fusions --------------===//
 //
 // The optimizer updates (elementwise over a parameter, several results) and
 // the row-wise compound ops the training step needs (softmax, log_softmax,
@@ -43,7 +42,7 @@ func::FuncOp createKernel(OpBuilder &moduleBuilder, Location loc,
   argTypes.append(2, moduleBuilder.getIndexType());
   auto kernel = func::FuncOp::create(
       moduleBuilder, loc, name, moduleBuilder.getFunctionType(argTypes, {}));
-  kernel->setAttr("genesis.kernel", moduleBuilder.getUnitAttr());
+  kernel->setAttr(kKernelAttrName, moduleBuilder.getUnitAttr());
   kernel->setAttr("genesis.outer_extent",
                   moduleBuilder.getI64IntegerAttr(outerExtent));
   kernel.addEntryBlock();

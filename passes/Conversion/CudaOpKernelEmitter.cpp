@@ -46,7 +46,7 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
     alloc.erase();
   }
   (*body).walk([&](memref::DeallocOp dealloc) { dealloc.erase(); });
-  (*body)->removeAttr("genesis.kernel");
+  (*body)->removeAttr(kKernelAttrName);
   (*body)->removeAttr("genesis.outer_extent");
   (*body).setPrivate();
   auto argTypes = (*body).getArgumentTypes().drop_back(2);

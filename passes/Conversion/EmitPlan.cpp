@@ -358,7 +358,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       return list;
     };
 
-    if (auto kernel = op.getAttrOfType<FlatSymbolRefAttr>("genesis.kernel")) {
+    if (auto kernel = op.getAttrOfType<FlatSymbolRefAttr>(kKernelAttrName)) {
       FailureOr<std::vector<uint32_t>> ins = operandTensors();
       if (failed(ins))
         return failure();
@@ -604,7 +604,7 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   } else {
     bool anyKernel = false;
     clone->walk([&](func::FuncOp function) {
-      anyKernel |= function->hasAttr("genesis.kernel");
+      anyKernel |= function->hasAttr(kKernelAttrName);
     });
     if (anyKernel) {
       FailureOr<std::string> image = compileCpuKernels(*clone);

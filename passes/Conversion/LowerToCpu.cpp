@@ -1,5 +1,4 @@
-//===- LowerToCpu.cpp - Fusion regions to CPU loop kernels
-//-----------------===//
+//===- LowerToCpu.cpp - Fusion regions to CPU loop kernels ----------------===//
 //
 // Implements genesis-lower-cpu; Passes.td states the algorithm. The emitter
 // is elemental, as XLA's: each output element is computed by walking the
@@ -197,7 +196,7 @@ struct GenesisLowerCpuPass
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
-      if (!function->hasAttr("genesis.kernel"))
+      if (!function->hasAttr(kKernelAttrName))
         for (Operation &op : function.getBody().getOps())
           if (isa<FusionOp>(op) || cpu::hasOpKernel(&op))
             work.emplace_back(function, &op);
@@ -216,8 +215,7 @@ struct GenesisLowerCpuPass
                             : cpu::emitOpKernel(op, name, builder);
       if (failed(kernel))
         return signalPassFailure();
-      op->setAttr("genesis.kernel",
-                  FlatSymbolRefAttr::get(&getContext(), name));
+      op->setAttr(kKernelAttrName, FlatSymbolRefAttr::get(&getContext(), name));
     }
   }
 };

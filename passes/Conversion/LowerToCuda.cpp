@@ -175,7 +175,7 @@ struct GenesisLowerCudaPass
       FailureOr<GpuKernel> kernel = emitter->emit(op, name, builder);
       if (failed(kernel))
         return signalPassFailure();
-      op->setAttr("genesis.kernel", FlatSymbolRefAttr::get(context, name));
+      op->setAttr(kKernelAttrName, FlatSymbolRefAttr::get(context, name));
       if (failed(cuda::setLaunchAttr(op, kernel->launch)))
         return signalPassFailure();
     }

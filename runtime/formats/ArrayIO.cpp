@@ -3,6 +3,7 @@
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/Strings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -697,15 +698,6 @@ void saveSafetensors(const std::string &path, const NamedArrays &arrays,
 // Result files
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-bool hasSuffix(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-} // namespace
-
 void checkResultFiles(const std::vector<std::string> &files, size_t count,
                       const std::string &owner) {
   size_t npyFiles = 0;
@@ -720,12 +712,12 @@ void checkResultFiles(const std::vector<std::string> &files, size_t count,
     if (!parent.empty() && !std::filesystem::is_directory(parent, error))
       throw Error("cannot write '" + file + "': no directory '" +
                   parent.string() + "'");
-    if (hasSuffix(file, ".npy")) {
+    if (endsWith(file, ".npy")) {
       if (++npyFiles > count)
         throw Error("'" + file + "': " + owner + " has only " +
                     std::to_string(count) +
                     (count == 1 ? " result" : " results"));
-    } else if (!hasSuffix(file, ".safetensors")) {
+    } else if (!endsWith(file, ".safetensors")) {
       throw Error("'" + file + "': expected a .npy or .safetensors file");
     }
   }
@@ -736,7 +728,7 @@ void writeResultFiles(const std::vector<std::string> &files,
   checkResultFiles(files, results.size(), owner);
   size_t next = 0;
   for (const std::string &file : files) {
-    if (hasSuffix(file, ".safetensors"))
+    if (endsWith(file, ".safetensors"))
       saveSafetensors(file, results);
     else
       saveNpy(file, results[next++].second);

@@ -23,9 +23,12 @@ nlohmann::json parseJson(const std::string &text, const std::string &where,
 
 std::string describeJson(const nlohmann::json &value, size_t maxChars) {
   std::string text = value.dump();
-  if (text.size() > maxChars)
-    text = text.substr(0, maxChars) + "...";
-  return text;
+  if (text.size() <= maxChars || maxChars < 4)
+    return text;
+  size_t cut = maxChars - 3;
+  while (cut > 0 && (text[cut] & 0xC0) == 0x80)
+    --cut;
+  return text.substr(0, cut) + "...";
 }
 
 } // namespace genesis

@@ -1,7 +1,7 @@
 //===- Json.h - JSON parsing with a depth limit -----------------*- C++ -*-===//
 //
 // Every JSON file Genesis reads (safetensors headers, config.json,
-// tokenizer.json, generation plans' metadata) goes through parseJson, which
+// tokenizer.json) goes through parseJson, which
 // refuses documents nested deeper than kMaxJsonDepth: nlohmann's parser is
 // iterative, but printing or comparing a value recurses, so a 100,000-deep
 // array would overflow the stack inside an error message.
@@ -29,8 +29,9 @@ nlohmann::json
 parseJson(const std::string &text, const std::string &where,
           const nlohmann::json::parser_callback_t &callback = nullptr);
 
-/// A JSON value for an error message: scalars whole, objects and arrays cut
-/// to at most `maxChars` characters.
+/// A JSON value for an error message: its text whole when it has at most
+/// `maxChars` bytes, else cut between UTF-8 characters before `maxChars - 3`
+/// bytes and ended with "...".
 std::string describeJson(const nlohmann::json &value, size_t maxChars = 200);
 
 } // namespace genesis

@@ -10,6 +10,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/Utils/CommandLine.h"
 #include "runtime/formats/ArrayIO.h"
+#include "runtime/support/Strings.h"
 #include "tools/ToolSupport.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -44,11 +45,6 @@ static llvm::cl::opt<bool>
                                          "-o is given)"));
 
 namespace {
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string nameOf(ArrayAttr names, unsigned i, const char *fallback) {
   if (names && i < names.size())

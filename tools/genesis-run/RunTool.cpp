@@ -22,6 +22,7 @@
 #include "runtime/session/Checkpoint.h"
 #include "runtime/session/Session.h"
 #include "runtime/support/Error.h"
+#include "runtime/support/Strings.h"
 
 #include <algorithm>
 #include <chrono>
@@ -79,11 +80,6 @@ struct Options {
   int64_t bench = 0;
   bool profile = false;
 };
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 Options parseOptions(int argc, char **argv, bool embedded) {
   Options options;
