@@ -1,5 +1,4 @@
-//===- Grad.cpp - Differentiating traces
-//-----------------------------------===//
+//===- Grad.cpp - Differentiating traces ----------------------------------===//
 
 #include "frontend/Grad.h"
 #include "dialect/Evaluator/Evaluator.h"

@@ -1,5 +1,4 @@
-//===- Ops.cpp - Frontend op builders
-//--------------------------------------===//
+//===- Ops.cpp - Frontend op builders -------------------------------------===//
 //
 // Each builder normalises PyTorch-style arguments (negative dims, implicit
 // broadcasting, scalars), then emits genesis ops through Trace::insert, which

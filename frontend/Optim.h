@@ -1,5 +1,4 @@
-//===- Optim.h - Optimizers, schedules and the compiled train step -*- C++
-//-*-===//
+//===- Optim.h - Optimizers, schedules, compiled train steps ----*- C++ -*-===//
 //
 // torch.optim in the Genesis frontend. An optimizer here is a description;
 // compile_train_step traces the user's loss, runs genesis-autodiff and

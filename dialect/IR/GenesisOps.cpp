@@ -1,5 +1,4 @@
-//===- GenesisOps.cpp - Genesis dialect ops
-//--------------------------------===//
+//===- GenesisOps.cpp - Genesis dialect ops -------------------------------===//
 //
 // Shape rules (inferReturnTypes), verifiers, folders and custom assembly of
 // the genesis ops. Each shape rule is written once, here: the verifier checks

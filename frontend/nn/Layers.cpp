@@ -1,5 +1,4 @@
-//===- Layers.cpp - Standard layers of the frontend
-//------------------------===//
+//===- Layers.cpp - Standard layers of the frontend -----------------------===//
 
 #include "frontend/nn/Layers.h"
 #include "frontend/Trace.h"

@@ -1,5 +1,4 @@
-//===- Gpt2.cpp - GPT-2 in the Genesis frontend
-//----------------------------===//
+//===- Gpt2.cpp - GPT-2 in the Genesis frontend ---------------------------===//
 
 #include "models/gpt2/Gpt2.h"
 #include "frontend/Trace.h"

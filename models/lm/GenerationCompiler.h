@@ -1,5 +1,4 @@
-//===- GenerationCompiler.h - Compiling language models to generate -*- C++
-//-*-===//
+//===- GenerationCompiler.h - Generation plans of LMs -----------*- C++ -*-===//
 //
 // The compiler half of generation: the language models Genesis implements
 // behind one interface (CausalLM), how to load or build them, and the

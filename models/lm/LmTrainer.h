@@ -1,5 +1,4 @@
-//===- LmTrainer.h - Training a GPT-2 language model from a plan -*- C++
-//-*-===//
+//===- LmTrainer.h - Training a GPT-2 from its plan -------------*- C++ -*-===//
 //
 // The training loop of lm-train. It needs only the runtime (no MLIR), so it
 // runs a plan compiled here (models/lm/LmPlan.h) as well as one compiled

@@ -1,5 +1,4 @@
-//===- MlpPlan.cpp - The compiled MLP training plan
-//------------------------===//
+//===- MlpPlan.cpp - The compiled MLP training plan -----------------------===//
 
 #include "models/mlp/MlpPlan.h"
 #include "dialect/Utils/DiagnosticCapture.h"

@@ -1,5 +1,4 @@
-//===- MlpTrainer.cpp - Training the MLP from a compiled plan
-//--------------===//
+//===- MlpTrainer.cpp - Training the MLP from a compiled plan -------------===//
 
 #include "models/mlp/MlpTrainer.h"
 #include "models/common/FashionMnist.h"

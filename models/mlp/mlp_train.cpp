@@ -1,5 +1,4 @@
-//===- mlp_train.cpp - Train the MLP from a compiled plan
-//------------------===//
+//===- mlp_train.cpp - Train the MLP from a compiled plan -----------------===//
 //
 // Runs the main job's training loop on a plan compiled elsewhere
 // (`mlp-fashion-mnist --target=cuda --compile-only`), with the initial

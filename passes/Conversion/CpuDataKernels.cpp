@@ -1,5 +1,4 @@
-//===- CpuDataKernels.cpp - CPU kernels of data-movement ops
-//---------------===//
+//===- CpuDataKernels.cpp - CPU kernels of data-movement ops --------------===//
 //
 // Kernels of the ops that only move data, when they run outside fusions:
 // transpose, slice, pad, concat, broadcast_in_dim, take, scatter_add, iota

@@ -1,5 +1,4 @@
-//===- CudaCodegen.cpp - GPU kernels to a cubin and PTX
-//--------------------===//
+//===- CudaCodegen.cpp - GPU kernels to a cubin and PTX -------------------===//
 //
 // Lowers the gpu.module genesis-lower-cuda filled (scf/arith/math/vector/gpu
 // on memrefs) to NVVM with upstream conversions, then serialises it twice

@@ -1,5 +1,4 @@
-//===- CudaEmitters.h - Building blocks of the GPU kernel emitters -*- C++
-//-*-===//
+//===- CudaEmitters.h - GPU kernel emitter pieces ---------------*- C++ -*-===//
 //
 // Shared by the emitters of genesis-lower-cuda, one file per family (as
 // XLA's emitters): kernel creation with its launch, index arithmetic,

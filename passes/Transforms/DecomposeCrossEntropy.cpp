@@ -1,5 +1,4 @@
-//===- DecomposeCrossEntropy.cpp - a loss's reduction as a reduce_sum
-//------===//
+//===- DecomposeCrossEntropy.cpp - a loss's reduction as a reduce_sum -----===//
 //
 // Implements genesis-decompose-cross-entropy; Passes.td states the
 // algorithm.

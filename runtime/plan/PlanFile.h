@@ -1,5 +1,4 @@
-//===- PlanFile.h - Loading, verifying and building .gplan files -*- C++
-//-*-===//
+//===- PlanFile.h - Building and loading .gplan files -----------*- C++ -*-===//
 //
 // A .gplan file is a 48-byte container header followed by a FlatBuffers
 // payload (schema: runtime/plan/Plan.fbs):

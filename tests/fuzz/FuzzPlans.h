@@ -1,5 +1,4 @@
-//===- FuzzPlans.h - Plans shared by the fuzzers and their seeds -*- C++
-//-*-===//
+//===- FuzzPlans.h - Plans for the fuzzers and seeds ------------*- C++ -*-===//
 
 #ifndef GENESIS_TESTS_FUZZ_FUZZPLANS_H
 #define GENESIS_TESTS_FUZZ_FUZZPLANS_H

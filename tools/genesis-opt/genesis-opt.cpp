@@ -1,5 +1,4 @@
-//===- genesis-opt.cpp - Genesis optimizer driver
-//--------------------------===//
+//===- genesis-opt.cpp - Genesis optimizer driver -------------------------===//
 //
 // mlir-opt for Genesis: the genesis dialect, its passes and its registered
 // pipelines (genesis-cpu-pipeline, genesis-cuda-pipeline: exactly what

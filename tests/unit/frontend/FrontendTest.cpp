@@ -1,5 +1,4 @@
-//===- FrontendTest.cpp - Tracing modules into genesis IR
-//------------------===//
+//===- FrontendTest.cpp - Tracing modules into genesis IR -----------------===//
 //
 // Each module and loss traces to verified genesis IR with the expected ops
 // and shapes, and evaluating the trace gives the values worked out here by

@@ -1,5 +1,4 @@
-//===- OptimTest.cpp - Compiled train steps against PyTorch
-//----------------===//
+//===- OptimTest.cpp - Compiled train steps against PyTorch ---------------===//
 //
 // Three training steps of the MLP with each optimizer, compiled by
 // compile_train_step (genesis-autodiff + genesis-train-step) and run by the

@@ -1,5 +1,4 @@
-//===- AutodiffTest.cpp - Gradient checks of genesis-autodiff
-//--------------===//
+//===- AutodiffTest.cpp - Gradient checks of genesis-autodiff -------------===//
 //
 // Every differentiable op and loss, and whole models, in f64 on the reference
 // evaluator: the gradient built by genesis-autodiff against central finite
