@@ -508,6 +508,39 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def GenesisFusedAttention : Pass<"genesis-fused-attention", "mlir::func::FuncOp"> {
+  let summary = "Attention and its gradient as fused (flash) attention ops";
+  let description = [{
+    Rewrites every `genesis.attention` that cuDNN's flash attention runs
+    into `genesis.fused_attention`, and every `genesis.attention_grad` of it
+    into `genesis.fused_attention_grad`, so that the CUDA plan computes
+    both as library steps that never store the [B, Hq, S, T] scores.
+
+    Taken: no mask; one head dimension D for query, key and value, a
+    multiple of 8 and at most 128; element type `compute-type`, or f32 when
+    `compute-type` is given (PyTorch's autocast runs
+    `scaled_dot_product_attention` in 16 bits too). Anything else is left
+    for genesis-decompose-attention, which runs after this pass.
+
+    Algorithm, per taken attention `a`:
+    1. f32 query, key and value are cast to `compute-type` (one cast each,
+       right before `a`, so it fuses with their producers);
+    2. `%out, %lse = genesis.fused_attention` replaces `a`; its 16-bit result
+       is cast back to `a`'s element type for `a`'s users;
+    3. each `genesis.attention_grad` in the same block after `a`, with `a`'s
+       query, key, value, causal and scale, no mask, and `a`'s result as
+       `out`, becomes `genesis.fused_attention_grad` of the 16-bit operands,
+       `%out`, its `out_grad` cast to 16 bits, and `%lse`; its gradients are
+       cast back. Other attention_grads stay (and are decomposed).
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"\"",
+           "bf16 or f16: the precision of f32 attention; empty: only "
+           "attention already in 16 bits is taken">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisDecomposeAttention
     : Pass<"genesis-decompose-attention", "mlir::func::FuncOp"> {
   let summary = "attention and attention_grad as batched GEMMs and row ops";
@@ -516,7 +549,7 @@ def GenesisDecomposeAttention
     ops they are made of, so that a backend with fast GEMMs and row
     reductions (CUDA: cuBLASLt and the fusion emitters) runs them without a
     kernel of their own. The score matrix is materialised ([B, Hq, S, T]), as
-    PyTorch's math attention does; a fused (flash) kernel is future work.
+    PyTorch's math attention does, for what genesis-fused-attention left.
 
     GQA costs nothing: the queries of one key/value head are contiguous
     ([B, Hq, S, D] is [B, Hkv, Hq/Hkv, S, D]), so `q` reshapes to

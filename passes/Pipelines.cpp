@@ -2,7 +2,8 @@
 //
 // Both pipelines share their front (the train step, step numbering,
 // canonicalisation and fusion) and differ where the targets do: the GPU
-// decomposes attention, cross-entropy's mean and the global norm into ops
+// runs 16-bit attention as cuDNN's flash attention and decomposes the rest
+// of attention, cross-entropy's mean and the global norm into ops
 // its emitters run in parallel, may compute GEMMs in 16 bits, and merges
 // row fusions for its block-per-row emitter, and splits multi-output fusions
 // only where its emitters do better split; the CPU splits every multi-output
@@ -73,6 +74,9 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (failed(addTrainStep(pm, options, onError)))
     return failure();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  if (!options.precision.empty())
+    functionPm.addPass(createGenesisFusedAttention(
+        GenesisFusedAttentionOptions{options.precision.getValue()}));
   functionPm.addPass(createGenesisDecomposeAttention());
   functionPm.addPass(createGenesisDecomposeCrossEntropy());
   functionPm.addPass(createGenesisDecomposeGlobalNorm());

@@ -38,4 +38,17 @@ else
   echo "[install-deps] all apt packages present"
 fi
 
+# cudnn-frontend: cuDNN's C++ graph API, header-only, from its PyPI wheel
+# (the fused attention steps of cuda plans; runtime/cuda/CudnnAttention.cpp).
+# Installed beside the build, not into the system's Python.
+CUDNN_FRONTEND_VERSION=1.32.0
+CUDNN_FRONTEND_DIR="${GENESIS_DEPS_DIR:-$HOME/.cache/genesis}/cudnn-frontend-$CUDNN_FRONTEND_VERSION"
+if [ ! -f "$CUDNN_FRONTEND_DIR/include/cudnn_frontend.h" ]; then
+  echo "[install-deps] installing nvidia-cudnn-frontend==$CUDNN_FRONTEND_VERSION into $CUDNN_FRONTEND_DIR"
+  python3 -m pip install -q --no-deps --target "$CUDNN_FRONTEND_DIR" \
+    "nvidia-cudnn-frontend==$CUDNN_FRONTEND_VERSION"
+else
+  echo "[install-deps] cudnn-frontend $CUDNN_FRONTEND_VERSION present"
+fi
+
 echo "[install-deps] done"

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Evaluator/Evaluator.h"
+#include "dialect/Evaluator/AttentionEvaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
 #include "runtime/support/Philox.h"
@@ -280,6 +281,8 @@ private:
         .Case([&](func::CallOp call) { return runCall(call); })
         .Case([&](SgdUpdateOp o) { return sgd(o); })
         .Case([&](AttentionGradOp o) { return attentionGrad(o); })
+        .Case([&](FusedAttentionOp o) { return fusedAttention(o); })
+        .Case([&](FusedAttentionGradOp o) { return fusedAttentionGrad(o); })
         .Case([&](SgdMomentumUpdateOp o) { return sgdMomentum(o); })
         .Case([&](AdamUpdateOp o) { return adam(o, /*decoupled=*/false); })
         .Case([&](AdamWUpdateOp o) { return adam(o, /*decoupled=*/true); })
@@ -881,57 +884,27 @@ private:
     return out;
   }
 
+  AttentionInputs attentionInputs(Value q, Value k, Value v, Value mask,
+                                  bool causal, const llvm::APFloat &scale) {
+    return {get(q), get(k),
+            get(v), mask ? &get(mask) : nullptr,
+            causal, scale.convertToDouble()};
+  }
+
   HostArray attention(AttentionOp o) {
-    const HostArray &qa = get(o.getQuery()), &ka = get(o.getKey()),
-                    &va = get(o.getValue());
     HostArray out = resultArray(o);
-    int64_t batch = qa.shape()[0], heads = qa.shape()[1], s = qa.shape()[2],
-            d = qa.shape()[3], kvHeads = ka.shape()[1], t = ka.shape()[2],
-            dv = va.shape()[3];
-    int64_t group = heads / kvHeads;
-    double scale = o.getScale().convertToDouble();
-    std::vector<double> q = toDoubles(qa), k = toDoubles(ka), v = toDoubles(va);
-    std::vector<double> mask;
-    if (o.getMask())
-      mask = toDoubles(get(o.getMask()));
-    std::vector<double> scores(t), acc(dv);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h) {
-        int64_t kvh = h / group;
-        const double *kb = k.data() + (b * kvHeads + kvh) * t * d;
-        const double *vb = v.data() + (b * kvHeads + kvh) * t * dv;
-        for (int64_t i = 0; i < s; ++i) {
-          const double *qi = q.data() + ((b * heads + h) * s + i) * d;
-          double max = -INFINITY;
-          for (int64_t j = 0; j < t; ++j) {
-            double score = -INFINITY;
-            if (!o.getCausal() || j <= i + t - s) {
-              score = 0;
-              for (int64_t c = 0; c < d; ++c)
-                score += qi[c] * kb[j * d + c];
-              score *= scale;
-              if (!mask.empty())
-                score += mask[((b * heads + h) * s + i) * t + j];
-            }
-            scores[j] = score;
-            max = std::max(max, score);
-          }
-          std::fill(acc.begin(), acc.end(), 0.0);
-          double sum = 0;
-          if (max != -INFINITY) {
-            for (int64_t j = 0; j < t; ++j) {
-              double p = std::exp(scores[j] - max);
-              sum += p;
-              for (int64_t c = 0; c < dv; ++c)
-                acc[c] += p * vb[j * dv + c];
-            }
-          }
-          for (int64_t c = 0; c < dv; ++c)
-            out.setDouble(((b * heads + h) * s + i) * dv + c,
-                          sum > 0 ? acc[c] / sum : 0.0);
-        }
-      }
+    evaluateAttention(attentionInputs(o.getQuery(), o.getKey(), o.getValue(),
+                                      o.getMask(), o.getCausal(), o.getScale()),
+                      out, nullptr);
     return out;
+  }
+
+  std::vector<HostArray> fusedAttention(FusedAttentionOp o) {
+    std::vector<HostArray> results = {resultArray(o, 0), resultArray(o, 1)};
+    evaluateAttention(attentionInputs(o.getQuery(), o.getKey(), o.getValue(),
+                                      Value(), o.getCausal(), o.getScale()),
+                      results[0], &results[1]);
+    return results;
   }
 
   HostArray crossEntropy(CrossEntropyOp o) {
@@ -1017,70 +990,24 @@ private:
   }
 
   std::vector<HostArray> attentionGrad(AttentionGradOp o) {
-    const HostArray &qa = get(o.getQuery()), &ka = get(o.getKey()),
-                    &va = get(o.getValue()), &ga = get(o.getOutGrad());
-    int64_t batch = qa.shape()[0], heads = qa.shape()[1], s = qa.shape()[2],
-            d = qa.shape()[3], kvHeads = ka.shape()[1], t = ka.shape()[2],
-            dv = va.shape()[3];
-    int64_t group = heads / kvHeads;
-    double scale = o.getScale().convertToDouble();
-    std::vector<double> q = toDoubles(qa), k = toDoubles(ka), v = toDoubles(va),
-                        g = toDoubles(ga), mask;
-    if (o.getMask())
-      mask = toDoubles(get(o.getMask()));
-    std::vector<double> dq(q.size(), 0.0), dk(k.size(), 0.0),
-        dvs(v.size(), 0.0);
-    std::vector<double> p(t), dp(t), outRow(dv);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h) {
-        int64_t kvBase = (b * kvHeads + h / group) * t;
-        for (int64_t i = 0; i < s; ++i) {
-          int64_t row = (b * heads + h) * s + i;
-          double max = -INFINITY;
-          for (int64_t j = 0; j < t; ++j) {
-            p[j] = -INFINITY;
-            if (!o.getCausal() || j <= i + t - s) {
-              double score = 0;
-              for (int64_t c = 0; c < d; ++c)
-                score += q[row * d + c] * k[(kvBase + j) * d + c];
-              p[j] = score * scale + (mask.empty() ? 0.0 : mask[row * t + j]);
-            }
-            max = std::max(max, p[j]);
-          }
-          if (max == -INFINITY)
-            continue; // every key masked: the output was 0, so is its gradient
-          double total = 0;
-          for (int64_t j = 0; j < t; ++j)
-            total += p[j] = std::exp(p[j] - max);
-          std::fill(outRow.begin(), outRow.end(), 0.0);
-          for (int64_t j = 0; j < t; ++j) {
-            p[j] /= total;
-            for (int64_t c = 0; c < dv; ++c)
-              outRow[c] += p[j] * v[(kvBase + j) * dv + c];
-          }
-          double rowDot = 0;
-          for (int64_t c = 0; c < dv; ++c)
-            rowDot += g[row * dv + c] * outRow[c];
-          for (int64_t j = 0; j < t; ++j) {
-            dp[j] = 0;
-            for (int64_t c = 0; c < dv; ++c) {
-              dp[j] += g[row * dv + c] * v[(kvBase + j) * dv + c];
-              dvs[(kvBase + j) * dv + c] += p[j] * g[row * dv + c];
-            }
-            double ds = p[j] * (dp[j] - rowDot) * scale;
-            for (int64_t c = 0; c < d; ++c) {
-              dq[row * d + c] += ds * k[(kvBase + j) * d + c];
-              dk[(kvBase + j) * d + c] += ds * q[row * d + c];
-            }
-          }
-        }
-      }
     std::vector<HostArray> results = {resultArray(o, 0), resultArray(o, 1),
                                       resultArray(o, 2)};
-    const std::vector<double> *sources[] = {&dq, &dk, &dvs};
-    for (int r = 0; r < 3; ++r)
-      for (int64_t i = 0; i < results[r].numel(); ++i)
-        results[r].setDouble(i, (*sources[r])[i]);
+    evaluateAttentionGrad(
+        attentionInputs(o.getQuery(), o.getKey(), o.getValue(), o.getMask(),
+                        o.getCausal(), o.getScale()),
+        get(o.getOutGrad()), results[0], results[1], results[2]);
+    return results;
+  }
+
+  /// The probabilities are recomputed from q and k, so `out` and
+  /// `logsumexp` are not read: the gradient of the exact attention.
+  std::vector<HostArray> fusedAttentionGrad(FusedAttentionGradOp o) {
+    std::vector<HostArray> results = {resultArray(o, 0), resultArray(o, 1),
+                                      resultArray(o, 2)};
+    evaluateAttentionGrad(
+        attentionInputs(o.getQuery(), o.getKey(), o.getValue(), Value(),
+                        o.getCausal(), o.getScale()),
+        get(o.getOutGrad()), results[0], results[1], results[2]);
     return results;
   }
 

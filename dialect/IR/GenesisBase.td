@@ -95,6 +95,8 @@ def Genesis_IntElement : AnyTypeOf<[I32, I64]>;
 
 def Genesis_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
 def Genesis_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Genesis_Float16Tensor : StaticShapeTensorOf<[F16, BF16]>;
+def Genesis_F32Tensor : StaticShapeTensorOf<[F32]>;
 def Genesis_NumericTensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I32, I64]>;
 def Genesis_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Genesis_BoolTensor : StaticShapeTensorOf<[I1]>;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/ShapeRule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,80 +21,6 @@ using namespace mlir;
 using namespace genesis;
 
 namespace {
-
-/// Reports shape errors of one op. Inference runs without a location when a
-/// caller only probes whether types are valid; then errors stay silent.
-class ShapeRule {
-public:
-  ShapeRule(std::optional<Location> loc, StringRef opName)
-      : loc(loc), opName(opName) {}
-
-  template <typename... Args> LogicalResult fail(Args &&...args) const {
-    return emitOptionalError(loc, "'", opName, "' op ",
-                             std::forward<Args>(args)...);
-  }
-
-  /// The operand as a ranked tensor type; ODS constraints guarantee this for
-  /// verified ops, but the parser and builders infer before verification.
-  FailureOr<RankedTensorType> ranked(Value value, StringRef name) const {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.hasStaticShape()) {
-      (void)fail(name, " must be a statically shaped ranked tensor, got ",
-                 value.getType());
-      return failure();
-    }
-    return type;
-  }
-
-  LogicalResult checkDim(int64_t dim, int64_t rank, StringRef name) const {
-    if (dim < 0 || dim >= rank)
-      return fail(name, " ", dim, " is out of range for rank ", rank);
-    return success();
-  }
-
-  /// `actual` must be the 1-D tensor of size `size` and element type `elt`
-  /// (the per-channel weights of the normalisations, GEMM biases).
-  LogicalResult checkVector(Value actual, int64_t size, Type elt,
-                            StringRef name) const {
-    auto expected = RankedTensorType::get({size}, elt);
-    if (actual.getType() != expected)
-      return fail(name, " must have type ", expected, ", got ",
-                  actual.getType());
-    return success();
-  }
-
-  LogicalResult checkSameType(Value lhs, Value rhs, StringRef lhsName,
-                              StringRef rhsName) const {
-    if (lhs.getType() != rhs.getType())
-      return fail(lhsName, " and ", rhsName, " must have the same type, got ",
-                  lhs.getType(), " and ", rhs.getType());
-    return success();
-  }
-
-  /// Three per-dimension attribute arrays (slice bounds, pad amounts) must
-  /// each have one entry per dimension of a rank-`rank` operand.
-  LogicalResult checkPerDimension(int64_t rank, ArrayRef<int64_t> a,
-                                  ArrayRef<int64_t> b, ArrayRef<int64_t> c,
-                                  StringRef names) const {
-    for (ArrayRef<int64_t> array : {a, b, c})
-      if (static_cast<int64_t>(array.size()) != rank)
-        return fail(names, " need one entry per dimension of the rank-", rank,
-                    " operand");
-    return success();
-  }
-
-  LogicalResult checkUnitInterval(double value, StringRef name,
-                                  bool closedAbove) const {
-    if (!(value >= 0.0 && (closedAbove ? value <= 1.0 : value < 1.0)))
-      return fail(name, " must be in [0, 1", closedAbove ? "]" : ")", ", got ",
-                  value);
-    return success();
-  }
-
-private:
-  std::optional<Location> loc;
-  StringRef opName;
-};
 
 /// Shape rule of genesis.matmul and genesis.library_call: the result type of
 /// `op(lhs, rhs)` with optional transposes of the two innermost dimensions.
@@ -750,92 +677,6 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
                      adaptor.getCos().getType(), " and ",
                      adaptor.getSin().getType());
   types.push_back(*type);
-  return success();
-}
-
-/// Shape rule of genesis.attention, shared with genesis.attention_grad.
-static FailureOr<RankedTensorType> inferAttentionType(const ShapeRule &rule,
-                                                      Value query, Value key,
-                                                      Value value, Value mask) {
-  auto q = rule.ranked(query, "query");
-  auto k = rule.ranked(key, "key");
-  auto v = rule.ranked(value, "value");
-  if (failed(q) || failed(k) || failed(v))
-    return failure();
-  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4) {
-    (void)rule.fail("query, key and value must have rank 4 ([B, H, S, D]), "
-                    "got ",
-                    *q, ", ", *k, " and ", *v);
-    return failure();
-  }
-  if (q->getElementType() != k->getElementType() ||
-      q->getElementType() != v->getElementType()) {
-    (void)rule.fail("query, key and value must share an element type");
-    return failure();
-  }
-  int64_t batch = q->getDimSize(0), heads = q->getDimSize(1),
-          queries = q->getDimSize(2), kvHeads = k->getDimSize(1),
-          keys = k->getDimSize(2);
-  if (k->getDimSize(0) != batch || v->getDimSize(0) != batch ||
-      v->getDimSize(1) != kvHeads || v->getDimSize(2) != keys) {
-    (void)rule.fail("key ", *k, " and value ", *v,
-                    " must agree on batch, heads and length with each other "
-                    "and on batch with query ",
-                    *q);
-    return failure();
-  }
-  if (kvHeads == 0 || heads % kvHeads != 0) {
-    (void)rule.fail("query heads (", heads,
-                    ") must be a multiple of key/value heads (", kvHeads, ")");
-    return failure();
-  }
-  if (k->getDimSize(3) != q->getDimSize(3)) {
-    (void)rule.fail("query and key head dimensions differ: ", q->getDimSize(3),
-                    " vs ", k->getDimSize(3));
-    return failure();
-  }
-  if (mask) {
-    auto expected = RankedTensorType::get({batch, heads, queries, keys},
-                                          q->getElementType());
-    if (mask.getType() != expected) {
-      (void)rule.fail("mask must have type ", expected, ", got ",
-                      mask.getType());
-      return failure();
-    }
-  }
-  return RankedTensorType::get({batch, heads, queries, v->getDimSize(3)},
-                               q->getElementType());
-}
-
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
-  auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
-                                 adaptor.getQuery(), adaptor.getKey(),
-                                 adaptor.getValue(), adaptor.getMask());
-  if (failed(type))
-    return failure();
-  types.push_back(*type);
-  return success();
-}
-
-LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
-                                                std::optional<Location> loc,
-                                                Adaptor adaptor,
-                                                SmallVectorImpl<Type> &types) {
-  ShapeRule rule(loc, getOperationName());
-  auto type = inferAttentionType(rule, adaptor.getQuery(), adaptor.getKey(),
-                                 adaptor.getValue(), adaptor.getMask());
-  if (failed(type))
-    return failure();
-  if (adaptor.getOut().getType() != *type ||
-      adaptor.getOutGrad().getType() != *type)
-    return rule.fail("out and out_grad must have the attention result type ",
-                     *type, ", got ", adaptor.getOut().getType(), " and ",
-                     adaptor.getOutGrad().getType());
-  types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
-                adaptor.getValue().getType()});
   return success();
 }
 

@@ -10,6 +10,7 @@
 #define GENESIS_DIALECT_IR_GENESISOPS_TD
 
 include "dialect/IR/GenesisAttrs.td"
+include "dialect/IR/GenesisAttentionOps.td"
 include "dialect/IR/GenesisBase.td"
 include "dialect/IR/GenesisInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
@@ -630,36 +631,6 @@ def Genesis_RopeOp : Genesis_InferredOp<"rope", [Genesis_Differentiable]> {
   }];
 }
 
-def Genesis_AttentionOp : Genesis_InferredOp<"attention", [Genesis_Differentiable]> {
-  let summary = "Scaled dot-product attention with causal masking and GQA";
-  let description = [{
-    `query` is `[B, Hq, S, D]`, `key` is `[B, Hkv, T, D]`, `value` is
-    `[B, Hkv, T, Dv]`, with `Hq` a multiple of `Hkv`: query head `h` reads
-    key/value head `h / (Hq / Hkv)` (grouped-query attention, no copy of
-    K/V). `scores = scale * q k^T (+ mask)`; with `causal`, query `i` sees
-    keys `j <= i + T - S` (aligned to the end, so a decoding step with
-    S = 1 sees the whole cache; equal to PyTorch's `is_causal` when S = T).
-    `result = softmax(scores) v`, shape `[B, Hq, S, Dv]`. The optional
-    additive `mask` is `[B, Hq, S, T]`. A row whose keys are all masked
-    yields zeros.
-
-    ```mlir
-    %o = genesis.attention %q, %k, %v causal scale 0.125
-           : (tensor<1x4x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>)
-             -> tensor<1x4x8x64xf32>
-    ```
-  }];
-  let arguments = (ins Genesis_FloatTensor:$query, Genesis_FloatTensor:$key,
-                       Genesis_FloatTensor:$value,
-                       Optional<Genesis_FloatTensor>:$mask,
-                       UnitAttr:$causal, F64Attr:$scale);
-  let results = (outs Genesis_FloatTensor:$result);
-  let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
-    `scale` $scale attr-dict `:` functional-type(operands, results)
-  }];
-}
-
 def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy", [Genesis_Differentiable]> {
   let summary = "Softmax cross-entropy against class indices";
   let description = [{
@@ -686,33 +657,6 @@ def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy", [Genesis_Differ
   let results = (outs Genesis_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
-  }];
-}
-
-def Genesis_AttentionGradOp : Genesis_InferredOp<"attention_grad",
-    [Genesis_NonDifferentiable]> {
-  let summary = "Cotangents of genesis.attention's query, key and value";
-  let description = [{
-    Given the operands and result `out` of a `genesis.attention` with the
-    same `causal` and `scale`, and the cotangent `out_grad` of its result,
-    returns `(query_grad, key_grad, value_grad)` with the shapes of query,
-    key and value. With P the attention probabilities and dP = dO V^T:
-    `dS = P * (dP - rowsum(dO * O))`, `dQ = scale dS K`, `dK = scale dS^T Q`,
-    `dV = P^T dO`, where dK and dV sum over the query heads that share a
-    key/value head. The mask is a constant.
-  }];
-  let arguments = (ins Genesis_FloatTensor:$query, Genesis_FloatTensor:$key,
-                       Genesis_FloatTensor:$value,
-                       Optional<Genesis_FloatTensor>:$mask,
-                       Genesis_FloatTensor:$out, Genesis_FloatTensor:$out_grad,
-                       UnitAttr:$causal, F64Attr:$scale);
-  let results = (outs Genesis_FloatTensor:$query_grad,
-                      Genesis_FloatTensor:$key_grad,
-                      Genesis_FloatTensor:$value_grad);
-  let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? `,` $out `,` $out_grad
-    (`causal` $causal^)? `scale` $scale attr-dict `:`
-    functional-type(operands, results)
   }];
 }
 

@@ -143,6 +143,8 @@ public:
   /// Whether a GEMM step needs the library workspace (a plan without one
   /// leaves the rare overlapping copy to a workspace of the runtime's own).
   bool usesLibraryWorkspace() const { return usesLibraryWorkspace_; }
+  /// The workspace the attention steps are expected to need.
+  uint64_t attentionWorkspace() const { return attentionWorkspace_; }
 
 private:
   struct External {
@@ -154,6 +156,7 @@ private:
   PlanBuilder &builder_;
   const PlanOptions &options_;
   bool usesLibraryWorkspace_ = false;
+  uint64_t attentionWorkspace_ = 0;
   std::map<std::string, External> externals_;
 };
 
@@ -425,6 +428,52 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       usesLibraryWorkspace_ = true;
       continue;
     }
+    if (isa<FusedAttentionOp, FusedAttentionGradOp>(op)) {
+      // Operands and results in Plan.fbs's Attention order: query, key,
+      // value, out, logsumexp, then out_grad and the three gradients.
+      FailureOr<std::vector<uint32_t>> ins = operandTensors();
+      FailureOr<std::vector<uint32_t>> outs = resultTensors();
+      if (failed(ins) || failed(outs))
+        return failure();
+      auto q = cast<RankedTensorType>(op.getOperand(0).getType());
+      auto k = cast<RankedTensorType>(op.getOperand(1).getType());
+      AttentionDesc attention;
+      attention.query = (*ins)[0];
+      attention.key = (*ins)[1];
+      attention.value = (*ins)[2];
+      if (auto forward = dyn_cast<FusedAttentionOp>(op)) {
+        attention.out = (*outs)[0];
+        attention.logSumExp = (*outs)[1];
+        attention.causal = forward.getCausal();
+        attention.scale = forward.getScale().convertToDouble();
+      } else {
+        auto backward = cast<FusedAttentionGradOp>(op);
+        attention.out = (*ins)[3];
+        attention.outGrad = (*ins)[4];
+        attention.logSumExp = (*ins)[5];
+        attention.queryGrad = (*outs)[0];
+        attention.keyGrad = (*outs)[1];
+        attention.valueGrad = (*outs)[2];
+        attention.causal = backward.getCausal();
+        attention.scale = backward.getScale().convertToDouble();
+      }
+      attention.batch = q.getDimSize(0);
+      attention.queryHeads = q.getDimSize(1);
+      attention.queryLength = q.getDimSize(2);
+      attention.headDim = q.getDimSize(3);
+      attention.kvHeads = k.getDimSize(1);
+      attention.kvLength = k.getDimSize(2);
+      builder_.addAttention(functionIndex, attention, location);
+      usesLibraryWorkspace_ = true;
+      if (attention.backward())
+        // cuDNN's backward accumulates dQ in f32 and keeps two f32 values
+        // per query row (what its 9.x kernels ask for on sm_90).
+        attentionWorkspace_ = std::max<uint64_t>(
+            attentionWorkspace_, 4 * numel(q.getShape()) +
+                                     8 * numel(q.getShape().drop_back()) +
+                                     (1u << 20));
+      continue;
+    }
     if (auto constant = dyn_cast<ConstantOp>(op)) {
       if (!isSplatConstant(constant.getResult()))
         return op.emitError("compilePlan: no lowering for the "
@@ -569,6 +618,8 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   std::string flags = cuda ? "--target=cuda" : "--target=cpu";
   if (options.allowTf32)
     flags += " --allow-tf32";
+  if (!options.mixedPrecision.empty())
+    flags += " --precision=" + options.mixedPrecision;
   for (const std::string &name : functions)
     flags += " --function=" + name;
   header.flags = flags;
@@ -618,9 +669,12 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   if (cuda && emitter.usesLibraryWorkspace()) {
     // cuBLASLt's workspace is planned like any buffer: a region of the
     // arena after every temporary, which no tensor overlaps.
-    builder.setWorkspace(static_cast<uint64_t>(arenaEnd),
-                         kCudaLibraryWorkspace);
-    arenaEnd += static_cast<int64_t>(kCudaLibraryWorkspace);
+    // One region serves cuBLASLt and cuDNN's attention steps in turn.
+    uint64_t workspace = std::max<uint64_t>(
+        kCudaLibraryWorkspace,
+        alignUp(static_cast<int64_t>(emitter.attentionWorkspace()), alignment));
+    builder.setWorkspace(static_cast<uint64_t>(arenaEnd), workspace);
+    arenaEnd += static_cast<int64_t>(workspace);
   }
   builder.setArena(static_cast<uint64_t>(arenaEnd),
                    static_cast<uint64_t>(alignment));

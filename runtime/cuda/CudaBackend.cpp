@@ -10,6 +10,7 @@
 
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/support/Error.h"
 
 #include <algorithm>
@@ -172,6 +173,16 @@ struct GemmStep {
   std::array<unsigned char, 8> beta;
 };
 
+/// A fused attention step: execution plan `plan` of the session's cuDNN
+/// handle, run on `pointers` with `workspace` (the arena's, or a buffer of
+/// the session's when it is too small).
+struct AttentionStep {
+  size_t plan;
+  cuda::AttentionPointers pointers;
+  uint64_t workspaceBytes;
+  CUdeviceptr workspace = 0;
+};
+
 struct CopyStep {
   CUdeviceptr src;
   CUdeviceptr dst;
@@ -189,7 +200,7 @@ struct FillStep {
 };
 
 struct DeviceStep {
-  std::variant<LaunchStep, GemmStep, CopyStep, FillStep> op;
+  std::variant<LaunchStep, GemmStep, AttentionStep, CopyStep, FillStep> op;
   std::string name;
   std::string location;
   /// "session of plan file 'p': function 'f' step #2 (model.cpp:7)".
@@ -249,6 +260,8 @@ private:
     std::vector<bool> deviceNewer;
     std::vector<Module> modules;
     BlasLtHandle blasLt;
+    /// Created by the first attention step.
+    std::unique_ptr<cuda::CudnnAttention> cudnn;
     /// The plan's arena workspace, or 0 until a GEMM or an overlapping copy
     /// needs one of kWorkspaceBytes.
     CUdeviceptr workspace = 0;
@@ -268,6 +281,11 @@ private:
                          std::pair<CUfunction, uint32_t>> &kernels) const;
   GemmStep compileGemm(State &state, const plan::Gemm &gemm, DType dtype,
                        const std::string &where) const;
+  AttentionStep compileAttention(State &state, const PlanFile &planFile,
+                                 const plan::Attention &attention,
+                                 const std::string &where) const;
+  /// Points every attention step at a workspace that is large enough.
+  void placeAttentionWorkspaces(State &state) const;
   void ensureWorkspace(State &state) const;
 
   void launch(DeviceFunction &function, uint64_t stepCount,
@@ -688,6 +706,10 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
             compileGemm(state, gemm, planFile.tensorDType(gemm.a()), where);
         break;
       }
+      case plan::StepKind::Attention:
+        out.op =
+            compileAttention(state, planFile, *step.kind_as_Attention(), where);
+        break;
       case plan::StepKind::Copy: {
         const plan::Copy &copy = *step.kind_as_Copy();
         CUdeviceptr src = state.addresses[copy.src()];
@@ -699,7 +721,7 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
         out.op = CopyStep{src, dst, copy.bytes(), overlapping};
         break;
       }
-      default: {
+      default: { // the loader admits no other kind
         const plan::Fill &fill = *step.kind_as_Fill();
         DType dtype = planFile.tensorDType(fill.dst());
         HostArray element(dtype, {});
@@ -714,8 +736,61 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
       }
     }
   }
+  placeAttentionWorkspaces(state);
   check(api_.cuStreamSynchronize(stream), "cuStreamSynchronize",
         planWhere_ + ": zeroing the device memory");
+}
+
+AttentionStep CudaSession::compileAttention(State &state,
+                                            const PlanFile &planFile,
+                                            const plan::Attention &attention,
+                                            const std::string &where) const {
+  if (!state.cudnn)
+    state.cudnn =
+        std::make_unique<cuda::CudnnAttention>(state.stream.get(), planWhere_);
+  AttentionDesc desc = attentionDescOf(attention);
+  cuda::AttentionShape shape;
+  shape.batch = desc.batch;
+  shape.queryHeads = desc.queryHeads;
+  shape.kvHeads = desc.kvHeads;
+  shape.queryLength = desc.queryLength;
+  shape.kvLength = desc.kvLength;
+  shape.headDim = desc.headDim;
+  shape.causal = desc.causal;
+  shape.scale = desc.scale;
+  shape.dtype = planFile.tensorDType(desc.query);
+  shape.backward = desc.backward();
+  AttentionStep step{};
+  step.plan = state.cudnn->prepare(shape, planWhere_ + ": " + where);
+  step.workspaceBytes = state.cudnn->workspaceBytes(step.plan);
+  auto address = [&](std::optional<uint32_t> index) {
+    return index ? state.addresses[*index] : CUdeviceptr(0);
+  };
+  step.pointers = {address(desc.query),     address(desc.key),
+                   address(desc.value),     address(desc.out),
+                   address(desc.logSumExp), address(desc.outGrad),
+                   address(desc.queryGrad), address(desc.keyGrad),
+                   address(desc.valueGrad)};
+  return step;
+}
+
+void CudaSession::placeAttentionWorkspaces(State &state) const {
+  uint64_t largest = 0;
+  for (DeviceFunction &function : state.functions)
+    for (DeviceStep &step : function.steps)
+      if (auto *attention = std::get_if<AttentionStep>(&step.op))
+        largest = std::max(largest, attention->workspaceBytes);
+  if (largest == 0)
+    return;
+  CUdeviceptr workspace = state.workspace;
+  if (!workspace || largest > state.workspaceBytes)
+    // The plan reserved less than this cuDNN asks for: one buffer of the
+    // session's, shared by every attention step.
+    workspace = allocate(state, largest, "the fused attention workspace");
+  for (DeviceFunction &function : state.functions)
+    for (DeviceStep &step : function.steps)
+      if (auto *attention = std::get_if<AttentionStep>(&step.op))
+        attention->workspace = workspace;
 }
 
 //===----------------------------------------------------------------------===//
@@ -810,6 +885,9 @@ void CudaSession::enqueue(DeviceStep &step) {
           "cuLaunchKernel", step.where);
   } else if (auto *gemm = std::get_if<GemmStep>(&step.op)) {
     enqueueGemm(*gemm, step.where);
+  } else if (auto *attention = std::get_if<AttentionStep>(&step.op)) {
+    state_->cudnn->run(attention->plan, attention->pointers,
+                       attention->workspace, step.where);
   } else if (auto *copy = std::get_if<CopyStep>(&step.op)) {
     enqueueCopy(*copy, step.where);
   } else {

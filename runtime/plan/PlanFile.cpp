@@ -2,6 +2,7 @@
 
 #include "runtime/plan/PlanFile.h"
 #include "runtime/formats/AtomicFile.h"
+#include "runtime/plan/AttentionStep.h"
 #include "runtime/support/Error.h"
 #include "runtime/support/HostArray.h"
 
@@ -462,6 +463,16 @@ private:
       return checkKernelLaunch(*step.kind_as_KernelLaunch(), field, access);
     case plan::StepKind::Gemm:
       return checkGemm(*step.kind_as_Gemm(), field, access);
+    case plan::StepKind::Attention:
+      return detail::checkAttention(
+          plan_, *step.kind_as_Attention(), field,
+          [&](const char *operand, uint32_t index,
+              bool write) -> const plan::Tensor & {
+            return checkOperand(field, operand, index, access, write);
+          },
+          [&](const std::string &at, const std::string &message) {
+            fail(at, message);
+          });
     case plan::StepKind::Copy: {
       const plan::Copy &copy = *step.kind_as_Copy();
       const plan::Tensor &src =
@@ -875,6 +886,9 @@ std::string stepName(const PlanFile &planFile, const plan::Step &step) {
       text << " " << epilogueName(gemm.epilogue());
     break;
   }
+  case plan::StepKind::Attention:
+    text << detail::attentionStepName(*step.kind_as_Attention());
+    break;
   case plan::StepKind::Copy:
     text << "copy " << name(step.kind_as_Copy()->src()) << " -> "
          << name(step.kind_as_Copy()->dst());
@@ -930,6 +944,9 @@ void describeStepDetails(const PlanFile &planFile, const plan::Step &step,
       os << ", tf32 allowed";
     break;
   }
+  case plan::StepKind::Attention:
+    detail::describeAttention(planFile, *step.kind_as_Attention(), os);
+    break;
   case plan::StepKind::Copy:
     os << " (" << step.kind_as_Copy()->bytes() << " B)";
     break;
@@ -1101,6 +1118,12 @@ void PlanBuilder::addGemm(uint32_t function, const GemmDesc &gemm,
   addStep(function, plan::StepKind::Gemm, location).gemm = gemm;
 }
 
+void PlanBuilder::addAttention(uint32_t function,
+                               const AttentionDesc &attention,
+                               const std::string &location) {
+  addStep(function, plan::StepKind::Attention, location).attention = attention;
+}
+
 void PlanBuilder::addCopy(uint32_t function, uint32_t src, uint32_t dst,
                           uint64_t bytes, const std::string &location) {
   StepEntry &step = addStep(function, plan::StepKind::Copy, location);
@@ -1168,6 +1191,9 @@ std::vector<uint8_t> PlanBuilder::payload() const {
                    .Union();
         break;
       }
+      case plan::StepKind::Attention:
+        kind = detail::createAttention(fbb, step.attention).Union();
+        break;
       case plan::StepKind::Copy:
         kind =
             plan::CreateCopy(fbb, step.src, step.dst, step.copyBytes).Union();

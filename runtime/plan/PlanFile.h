@@ -54,7 +54,8 @@ namespace genesis {
 
 constexpr char kPlanMagic[4] = {'G', 'P', 'L', 'N'};
 constexpr uint32_t kPlanContainerVersion = 1;
-constexpr uint32_t kPlanFormatVersion = 1;
+/// 2: the Attention step kind.
+constexpr uint32_t kPlanFormatVersion = 2;
 constexpr size_t kPlanContainerHeaderSize = 48;
 
 /// Lowercase names as in Plan.fbs ("optimizer_state", "elf-so", "bias_gelu").
@@ -160,6 +161,33 @@ struct GemmDesc {
 /// The GemmDesc that a (verified) plan's Gemm step records.
 GemmDesc gemmDescOf(const plan::Gemm &gemm);
 
+/// Field for field the Attention table of Plan.fbs, which documents the
+/// meaning; the four gradient fields are set together, for the backward.
+struct AttentionDesc {
+  uint32_t query = 0;
+  uint32_t key = 0;
+  uint32_t value = 0;
+  uint32_t out = 0;
+  uint32_t logSumExp = 0;
+  std::optional<uint32_t> outGrad;
+  std::optional<uint32_t> queryGrad;
+  std::optional<uint32_t> keyGrad;
+  std::optional<uint32_t> valueGrad;
+  int64_t batch = 0;
+  int64_t queryHeads = 0;
+  int64_t kvHeads = 0;
+  int64_t queryLength = 0;
+  int64_t kvLength = 0;
+  int64_t headDim = 0;
+  bool causal = false;
+  double scale = 1.0;
+
+  bool backward() const { return outGrad.has_value(); }
+};
+
+/// The AttentionDesc that a (verified) plan's Attention step records.
+AttentionDesc attentionDescOf(const plan::Attention &attention);
+
 /// Assembles a plan in memory. The builder records what it is told and
 /// checks nothing, so that tests can build invalid plans too; write() and
 /// PlanFile::fromBytes(bytes()) apply the loader's checks. Every scalar field
@@ -190,6 +218,8 @@ public:
                        const std::string &location = "");
   void addGemm(uint32_t function, const GemmDesc &gemm,
                const std::string &location = "");
+  void addAttention(uint32_t function, const AttentionDesc &attention,
+                    const std::string &location = "");
   void addCopy(uint32_t function, uint32_t src, uint32_t dst, uint64_t bytes,
                const std::string &location = "");
   void addFill(uint32_t function, uint32_t dst, double value,
@@ -215,6 +245,7 @@ private:
     plan::StepKind kind;
     KernelLaunchDesc launch;
     GemmDesc gemm;
+    AttentionDesc attention;
     uint32_t src = 0;
     uint32_t dst = 0;
     uint64_t copyBytes = 0;

@@ -615,7 +615,7 @@ Session::Session(const PlanFile &planFile)
         out.op = CopyOp{copy.src(), copy.dst(), copy.bytes()};
         break;
       }
-      default: {
+      case plan::StepKind::Fill: {
         const plan::Fill &fill = *step->kind_as_Fill();
         const TensorInfo &dst = tensors_[fill.dst()];
         HostArray element(dst.dtype, {});
@@ -624,6 +624,8 @@ Session::Session(const PlanFile &planFile)
                         std::move(element)};
         break;
       }
+      default: // the loader allows attention steps only in cuda plans
+        throw Error(where + ": step '" + out.name + "' has no CPU runtime");
       }
     }
   }

@@ -9,7 +9,7 @@
 # generation plan, lm-train's plans, ICU for the tokenizers, and Fashion-MNIST.
 # It is more than one carry holds (64 MiB): carry the folders a run needs,
 # e.g. bin, cases, bench, gpt and mlp4096 for scripts/gpu/run.sh (tests, cases,
-# benchmarks); bin, gpt124 for gpt2_bench.py; bin, qwen, lib for
+# benchmarks); bin, attention for attention_bench.py; bin, gpt124 for gpt2_bench.py; bin, qwen, lib for
 # qwen_decode_bench.py; bin, gptf16 for loss_scale_check.py; bin, lm-bf16,
 # lm-tf32 and lib for lm-train (docs/performance.md lists the commands).
 set -euo pipefail
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 BUILD=build
 CARRY=gpu-carry
 grep -qx "/$CARRY/" .git/info/exclude 2>/dev/null || echo "/$CARRY/" >> .git/info/exclude
-rm -rf "$CARRY" && mkdir -p "$CARRY"/{bin,cases,bench,data,mlp,mlp4096,gpt,gpt124,gptf16,qwen,lib}
+rm -rf "$CARRY" && mkdir -p "$CARRY"/{bin,cases,bench,attention,data,mlp,mlp4096,gpt,gpt124,gptf16,qwen,lib}
 cp "$BUILD"/bin/{genesis-run,mlp-train,CudaSessionTest,lm-train,genesis-generate-runtime} "$CARRY"/bin/
 # The tokenizers link ICU 72, which the GPU machine lacks: LD_LIBRARY_PATH=gpu-carry/lib.
 cp -L /lib/x86_64-linux-gnu/libicu{uc,data}.so.72 "$CARRY"/lib/
@@ -33,6 +33,9 @@ done
 "$BUILD"/bin/genesis-compile "$CARRY/bench/cross_entropy_grad.mlir" --target=cuda --function=loss_grad \
   -o "$CARRY/bench/cross_entropy_grad.gplan" >/dev/null
 rm "$CARRY/bench/cross_entropy_grad.mlir"
+# Attention forward and backward alone (attention_bench.py): cuDNN's fused steps.
+"$BUILD"/bin/genesis-compile scripts/gpu/attention/attention.mlir --target=cuda --precision=bf16 \
+  -o "$CARRY/attention/attention.gplan" >/dev/null
 "$BUILD"/bin/genesis-compile scripts/gpu/bench/gemm_f32.mlir --target=cuda --allow-tf32 \
   -o "$CARRY/bench/gemm_tf32.gplan" >/dev/null
 "$BUILD"/bin/mlp-fashion-mnist --target=cuda --compile-only --out "$CARRY/mlp" >/dev/null

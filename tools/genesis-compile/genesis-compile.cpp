@@ -53,6 +53,10 @@ static llvm::cl::opt<bool>
     allowTf32("allow-tf32", llvm::cl::init(false),
               llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores "
                              "(~1e-3 relative error)"));
+static llvm::cl::opt<std::string> precision(
+    "precision", llvm::cl::init(""),
+    llvm::cl::desc("cuda: bf16 or f16 mixed precision (GEMMs and attention "
+                   "in 16 bits, f32 accumulation; as PyTorch's autocast)"));
 static llvm::cl::opt<std::string>
     emit("emit", llvm::cl::init("plan"),
          llvm::cl::desc("What to write: mlir (the lowered module), plan, "
@@ -198,9 +202,9 @@ int main(int argc, char **argv) {
   mlir::registerDefaultTimingManagerCLOptions();
   showOnlyOptions("genesis-compile options",
                   {std::addressof(inputFile), std::addressof(target),
-                   std::addressof(allowTf32), std::addressof(emit),
-                   std::addressof(functions), std::addressof(outputFile),
-                   std::addressof(timing)});
+                   std::addressof(allowTf32), std::addressof(precision),
+                   std::addressof(emit), std::addressof(functions),
+                   std::addressof(outputFile), std::addressof(timing)});
   llvm::cl::ParseCommandLineOptions(argc, argv, "Genesis compiler driver\n");
   try {
     if (target != "cpu" && target != "cuda")
@@ -212,6 +216,12 @@ int main(int argc, char **argv) {
     if (emit != "mlir" && emit != "plan" && emit != "exe" && emit != "ptx")
       throw genesis::Error("--emit must be mlir, plan, exe or ptx, got '" +
                            emit + "'");
+    if (!precision.empty() && precision != "bf16" && precision != "f16")
+      throw genesis::Error("--precision must be bf16 or f16, got '" +
+                           precision + "'");
+    if (!precision.empty() && target != "cuda")
+      throw genesis::Error("--precision needs --target=cuda (the CPU "
+                           "kernels compute in f32 and f64)");
     if (target != "cuda" && emit == "ptx")
       throw genesis::Error("--emit=ptx needs --target=cuda");
     if (!outputFile.empty())
@@ -228,6 +238,7 @@ int main(int argc, char **argv) {
     options.target = target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
     options.timing = timing;
     options.allowTf32 = allowTf32;
+    options.mixedPrecision = precision;
     if (emit == "mlir") {
       if (failed(lowerForTarget(*module, names, options)))
         throw genesis::Error(capture.firstError("lowering failed"));

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -47,6 +48,10 @@ constexpr char kOptionHelp[] =
     "                       buffers or learning rates, bound by name\n"
     "  --inspect            print the plan; without --function, only that\n"
     "  --repeat N           run N times (timings are per run)\n"
+    "  --batches            with --repeat N, every input has a leading\n"
+    "                       dimension of N and run r reads slice r (a\n"
+    "                       stream of batches); each run prints its scalar\n"
+    "                       outputs as 'run R: NAME = VALUE'\n"
     "  --save-state FILE    after the runs, write the session's parameters,\n"
     "                       optimizer state and step as a checkpoint\n"
     "                       (.safetensors)\n"
@@ -61,8 +66,9 @@ std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
   return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
          std::string(8 + tool.size(), ' ') +
-         "[--params FILE]... [--inspect] [--repeat N] [--save-state FILE]\n" +
+         "[--params FILE]... [--inspect] [--repeat N [--batches]]\n" +
          std::string(8 + tool.size(), ' ') +
+         "[--save-state FILE] "
          "[--bench N [--profile]]\n"
          "\n" +
          kOptionHelp;
@@ -77,6 +83,7 @@ struct Options {
   std::string saveState;
   bool inspect = false;
   int64_t repeat = 1;
+  bool batches = false;
   int64_t bench = 0;
   bool profile = false;
 };
@@ -116,6 +123,8 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       (arg == "--repeat" ? options.repeat : options.bench) = count;
     } else if (arg == "--profile") {
       options.profile = true;
+    } else if (arg == "--batches") {
+      options.batches = true;
     } else if (!arg.empty() && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (embedded) {
@@ -197,6 +206,27 @@ readInputs(const std::vector<std::string> &files,
   return inputs;
 }
 
+/// --batches: every input must hold one slice per run.
+void checkBatchStreams(const std::map<std::string, HostArray> &inputs,
+                       int64_t runs) {
+  for (const auto &[name, stream] : inputs)
+    if (stream.rank() == 0 || stream.shape()[0] != runs)
+      throw Error("--batches: input '" + name + "' is " + stream.typeString() +
+                  " but needs a leading dimension of " + std::to_string(runs) +
+                  " (one slice per run of --repeat)");
+}
+
+/// Slice `index` of `stream` along its leading dimension.
+HostArray leadingSlice(const HostArray &stream, int64_t index) {
+  HostArray slice(stream.dtype(),
+                  {stream.shape().begin() + 1, stream.shape().end()});
+  std::memcpy(slice.data(),
+              static_cast<const uint8_t *>(stream.data()) +
+                  static_cast<size_t>(index) * slice.nbytes(),
+              slice.nbytes());
+  return slice;
+}
+
 void printArray(const std::string &name, const HostArray &array) {
   std::cout << name << ": " << array.typeString() << " = [";
   int64_t shown = std::min<int64_t>(array.numel(), 8);
@@ -266,8 +296,22 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
                    tensorNames(planFile, function, plan::Role::Output).size(),
                    "the function " + function);
   std::map<std::string, HostArray> outputs;
-  for (int64_t run = 0; run < options.repeat; ++run)
-    outputs = session.run(function, inputs);
+  if (options.batches)
+    checkBatchStreams(inputs, options.repeat);
+  for (int64_t run = 0; run < options.repeat; ++run) {
+    if (!options.batches) {
+      outputs = session.run(function, inputs);
+      continue;
+    }
+    std::map<std::string, HostArray> batch;
+    for (const auto &[name, stream] : inputs)
+      batch.emplace(name, leadingSlice(stream, run));
+    outputs = session.run(function, std::move(batch));
+    for (const auto &[name, array] : outputs)
+      if (array.rank() == 0)
+        std::cout << "run " << run + 1 << ": " << name << " = "
+                  << array.getDouble(0) << "\n";
+  }
   writeOutputs(options.outputs, outputs, function);
   if (!options.saveState.empty())
     saveCheckpoint(session, options.saveState);

@@ -11,6 +11,7 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/IR/GenesisOps.h"
 #include "runtime/support/Philox.h"
+#include "runtime/support/Random.h"
 #include "tools/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -898,6 +899,73 @@ TEST_F(EvaluatorTest, AttentionWithAllKeysMaskedGivesZeros) {
       matches(run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
                         f32({1, 1, 2, 1}, {2, 4}), mask}),
               DType::F32, {1, 1, 2, 1}, {0, 3.5}, 1e-6));
+}
+
+TEST_F(EvaluatorTest, FusedAttentionSavesEachRowsLogSumExp) {
+  // S = 3, T = 2 causal (aligned to the last key): query 0 sees no key
+  // (output 0, log-sum-exp -inf), query 1 key 0, query 2 both.
+  std::string q = "tensor<1x1x3x1xbf16>", kv = "tensor<1x1x2x1xbf16>",
+              lse = "tensor<1x1x3xf32>";
+  std::string ir = "func.func @f(%q: " + q + ", %k: " + kv + ", %v: " + kv +
+                   ") -> (" + q + ", " + lse +
+                   ") {\n  %o, %l = genesis.fused_attention %q, %k, %v causal "
+                   "scale 1.0 : (" +
+                   q + ", " + kv + ", " + kv + ") -> (" + q + ", " + lse +
+                   ")\n  return %o, %l : " + q + ", " + lse + "\n}\n";
+  std::vector<HostArray> results =
+      run(ir, {bf16({1, 1, 3, 1}, {0, 0, 0}), bf16({1, 1, 2, 1}, {1, 2}),
+               bf16({1, 1, 2, 1}, {2, 4})});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(matches(results[0], DType::BF16, {1, 1, 3, 1}, {0, 2, 3}));
+  EXPECT_TRUE(matches(results[1], DType::F32, {1, 1, 3},
+                      {-kInf, 0, std::log(2.0)}, 1e-7));
+}
+
+TEST_F(EvaluatorTest, FusedAttentionGradIsAttentionGrad) {
+  // GQA (Hq = 2, Hkv = 1), S = T = 3 causal, on random 16-bit inputs: the
+  // fused gradient is the exact attention gradient whatever `out` and
+  // `logsumexp` hold (the evaluator recomputes the probabilities).
+  std::string q = "tensor<1x2x3x4xbf16>", kv = "tensor<1x1x3x4xbf16>",
+              lse = "tensor<1x2x3xf32>";
+  std::string types = "(" + q + ", " + kv + ", " + kv + ")";
+  std::string fused =
+      "func.func @f(%q: " + q + ", %k: " + kv + ", %v: " + kv + ", %g: " + q +
+      ", %o: " + q + ", %l: " + lse + ") -> " + types +
+      " {\n  %d:3 = genesis.fused_attention_grad %q, %k, %v, %o, %g, %l "
+      "causal scale 0.5 : (" +
+      q + ", " + kv + ", " + kv + ", " + q + ", " + q + ", " + lse + ") -> " +
+      types + "\n  return %d#0, %d#1, %d#2 : " + q + ", " + kv + ", " + kv +
+      "\n}\n";
+  std::string plain =
+      "func.func @f(%q: " + q + ", %k: " + kv + ", %v: " + kv + ", %g: " + q +
+      ") -> " + types +
+      " {\n  %o = genesis.attention %q, %k, %v causal scale 0.5 : " + types +
+      " -> " + q +
+      "\n  %d:3 = genesis.attention_grad %q, %k, %v, %o, %g causal scale "
+      "0.5 : (" +
+      q + ", " + kv + ", " + kv + ", " + q + ", " + q + ") -> " + types +
+      "\n  return %d#0, %d#1, %d#2 : " + q + ", " + kv + ", " + kv + "\n}\n";
+  auto random = [](DType dtype, Shape shape, uint64_t seed) {
+    HostArray array(dtype, std::move(shape));
+    Generator generator(seed);
+    for (int64_t i = 0; i < array.numel(); ++i)
+      array.setDouble(i, 4 * generator.uniform() - 2);
+    return array;
+  };
+  HostArray qs = random(DType::BF16, {1, 2, 3, 4}, 11);
+  HostArray ks = random(DType::BF16, {1, 1, 3, 4}, 12);
+  HostArray vs = random(DType::BF16, {1, 1, 3, 4}, 13);
+  HostArray gs = random(DType::BF16, {1, 2, 3, 4}, 14);
+  std::vector<HostArray> want = run(plain, {qs, ks, vs, gs});
+  std::vector<HostArray> got =
+      run(fused, {qs, ks, vs, gs, random(DType::BF16, {1, 2, 3, 4}, 15),
+                  random(DType::F32, {1, 2, 3}, 16)});
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(got[r].shape(), want[r].shape());
+    for (int64_t i = 0; i < want[r].numel(); ++i)
+      EXPECT_EQ(got[r].getDouble(i), want[r].getDouble(i)) << r << " " << i;
+  }
 }
 
 TEST_F(EvaluatorTest, CrossEntropy) {

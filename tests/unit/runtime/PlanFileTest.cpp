@@ -178,7 +178,7 @@ TEST(PlanFileTest, DescribeListsProvenanceTensorsMemoryAndSteps) {
   describePlan(planFile, text);
   std::string description = text.str();
   for (const std::string &line :
-       {std::string("plan: test.gplan"), std::string("format version: 1"),
+       {std::string("plan: test.gplan"), std::string("format version: 2"),
         std::string("compiler: genesis-test 0.1"),
         std::string("flags: --target=cpu"), std::string("target: cpu"),
         std::string("model hash: test-model"),
@@ -270,8 +270,8 @@ TEST(PlanFileTest, NewerFormatVersionNamesBothVersions) {
   header.formatVersion = kPlanFormatVersion + 1;
   PlanBuilder builder(header);
   EXPECT_TRUE(contains(loadError(builder),
-                       "header.format_version: format version 2 is newer "
-                       "than this runtime supports (version 1)"));
+                       "header.format_version: format version 3 is newer "
+                       "than this runtime supports (version 2)"));
   header.formatVersion = 0;
   EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
                        "header.format_version: 0 is not a valid version"));
@@ -881,6 +881,115 @@ TEST(PlanFileTest, CudaGemmsTakeHalfPrecisionAndTf32) {
     else
       EXPECT_TRUE(contains(loadError(builder),
                            "steps[0].a: gemm supports f32 and f64, not bf16"));
+  }
+}
+
+// An attention step: a forward and a backward of GQA attention in a cuda
+// plan, then each invariant of Plan.fbs's Attention table broken once.
+TEST(PlanFileTest, AttentionStepsAreCheckedBeforeTheyAreTrusted) {
+  struct AttentionPlan {
+    PlanBuilder builder;
+    uint32_t f;
+    AttentionDesc forward, backward;
+    explicit AttentionPlan(plan::Target target = plan::Target::Cuda)
+        : builder([&] {
+            PlanHeader header = testHeader();
+            header.target = target;
+            return header;
+          }()) {
+      auto input = [&](const char *name, std::vector<int64_t> shape,
+                       DType dtype = DType::BF16) {
+        return builder.addTensor(name, dtype, std::move(shape),
+                                 plan::Role::Input);
+      };
+      auto output = [&](const char *name, std::vector<int64_t> shape,
+                        DType dtype = DType::BF16) {
+        return builder.addTensor(name, dtype, std::move(shape),
+                                 plan::Role::Output);
+      };
+      forward.query = input("q", {2, 4, 8, 16});
+      forward.key = input("k", {2, 2, 6, 16});
+      forward.value = input("v", {2, 2, 6, 16});
+      forward.out = output("o", {2, 4, 8, 16});
+      forward.logSumExp = output("lse", {2, 4, 8}, DType::F32);
+      forward.batch = 2;
+      forward.queryHeads = 4;
+      forward.kvHeads = 2;
+      forward.queryLength = 8;
+      forward.kvLength = 6;
+      forward.headDim = 16;
+      forward.causal = true;
+      forward.scale = 0.25;
+      backward = forward;
+      backward.outGrad = input("do", {2, 4, 8, 16});
+      backward.queryGrad = output("dq", {2, 4, 8, 16});
+      backward.keyGrad = output("dk", {2, 2, 6, 16});
+      backward.valueGrad = output("dv", {2, 2, 6, 16});
+      f = builder.addFunction(
+          "f", {forward.query, forward.key, forward.value, *backward.outGrad},
+          {forward.out, forward.logSumExp, *backward.queryGrad,
+           *backward.keyGrad, *backward.valueGrad});
+    }
+  };
+  {
+    AttentionPlan p;
+    p.builder.addAttention(p.f, p.forward, "model.cpp:3");
+    p.builder.addAttention(p.f, p.backward, "model.cpp:3");
+    PlanFile planFile = planOf(p.builder);
+    const auto &steps = *planFile.plan().functions()->Get(0)->steps();
+    EXPECT_EQ(stepName(planFile, *steps.Get(0)),
+              "attention 2x4x8x16 gqa2 kv6 causal");
+    EXPECT_EQ(stepName(planFile, *steps.Get(1)),
+              "attention backward 2x4x8x16 gqa2 kv6 causal");
+    AttentionDesc loaded = attentionDescOf(*steps.Get(1)->kind_as_Attention());
+    EXPECT_EQ(loaded.valueGrad, p.backward.valueGrad);
+    EXPECT_EQ(loaded.scale, 0.25);
+    std::ostringstream text;
+    describePlan(planFile, text);
+    EXPECT_TRUE(contains(text.str(),
+                         "dq, dk, dv = attention_grad(q, k, v, o, do, lse)"));
+  }
+  struct Case {
+    const char *what;
+    std::function<void(AttentionPlan &)> apply;
+    const char *error;
+  };
+  std::vector<Case> cases = {
+      {"cpu plan", [](AttentionPlan &) {},
+       "steps[0] (model.cpp:3): an attention step needs the cuda target"},
+      {"zero heads", [](AttentionPlan &p) { p.forward.kvHeads = 0; },
+       "steps[0] (model.cpp:3).kv_heads: 0 is not in [1, 2^31 - 1]"},
+      {"heads not grouped", [](AttentionPlan &p) { p.forward.queryHeads = 3; },
+       "query_heads 3 is not a multiple of kv_heads 2"},
+      {"infinite scale", [](AttentionPlan &p) { p.forward.scale = INFINITY; },
+       ".scale: the scale is not finite"},
+      {"shape not the step's", [](AttentionPlan &p) { p.forward.kvLength = 7; },
+       ".key: 'k' has shape [2x2x6x16] but the step needs [2x2x7x16]"},
+      {"f32 operand",
+       [](AttentionPlan &p) { p.forward.logSumExp = p.forward.out; },
+       ".logsumexp: 'o' has shape [2x4x8x16] but the step needs [2x4x8]"},
+      {"some gradients only",
+       [](AttentionPlan &p) { p.forward.outGrad = p.backward.outGrad; },
+       "a backward attention step needs out_grad, query_grad, key_grad and "
+       "value_grad together"},
+      {"writes an input",
+       [](AttentionPlan &p) { p.forward.out = p.forward.query; },
+       ".out 'q': the step writes a tensor that is neither a temporary nor "
+       "an output"},
+      {"output aliases an output",
+       [](AttentionPlan &p) {
+         p.backward.queryGrad = p.backward.out;
+         p.forward = p.backward;
+       },
+       ".query_grad: is also out"},
+  };
+  for (const Case &c : cases) {
+    AttentionPlan p(std::string(c.what) == "cpu plan" ? plan::Target::Cpu
+                                                      : plan::Target::Cuda);
+    c.apply(p);
+    p.builder.addAttention(p.f, p.forward, "model.cpp:3");
+    std::string error = loadError(p.builder);
+    EXPECT_TRUE(contains(error, c.error)) << c.what << ": " << error;
   }
 }
 

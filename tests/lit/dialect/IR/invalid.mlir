@@ -1049,6 +1049,32 @@ func.func @rope_table_element_type(%x: tensor<2x8x4xbf16>, %t: tensor<8x4xf32>) 
 // attention
 //===----------------------------------------------------------------------===//
 
+func.func @fused_attention_value_depth(%q: tensor<1x4x8x64xbf16>, %v: tensor<1x4x8x32xbf16>) {
+  // expected-error @+2 {{'genesis.fused_attention' op query and value head dimensions differ: 64 vs 32}}
+  // expected-error @+1 {{'genesis.fused_attention' op failed to infer returned types}}
+  %0:2 = genesis.fused_attention %q, %q, %v scale 1.0 : (tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x32xbf16>) -> (tensor<1x4x8x32xbf16>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @fused_attention_f32(%q: tensor<1x4x8x64xf32>) {
+  // expected-error @+1 {{'genesis.fused_attention' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type values}}
+  %0:2 = genesis.fused_attention %q, %q, %q scale 1.0 : (tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>) -> (tensor<1x4x8x64xf32>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @fused_attention_grad_logsumexp(%q: tensor<1x4x8x64xbf16>, %l: tensor<1x4x8x1xf32>) {
+  // expected-error @+2 {{'genesis.fused_attention_grad' op logsumexp must have type 'tensor<1x4x8xf32>', got 'tensor<1x4x8x1xf32>'}}
+  // expected-error @+1 {{'genesis.fused_attention_grad' op failed to infer returned types}}
+  %0:3 = genesis.fused_attention_grad %q, %q, %q, %q, %q, %l scale 1.0 : (tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x1xf32>) -> (tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>)
+  return
+}
+
+// -----
+
 func.func @attention_rank(%q: tensor<4x8x64xf32>, %k: tensor<1x4x8x64xf32>) {
   // expected-error @+2 {{'genesis.attention' op query, key and value must have rank 4 ([B, H, S, D]), got 'tensor<4x8x64xf32>', 'tensor<1x4x8x64xf32>' and 'tensor<1x4x8x64xf32>'}}
   // expected-error @+1 {{'genesis.attention' op failed to infer returned types}}

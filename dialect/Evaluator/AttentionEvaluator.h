@@ -1,0 +1,40 @@
+//===- AttentionEvaluator.h - Reference attention in f64 --------*- C++ -*-===//
+//
+// The evaluator's attention and its gradient, for genesis.attention,
+// genesis.attention_grad and their fused forms: plain loops in double over
+// row-major [B, H, S, D] arrays, the oracle the GPU steps are checked
+// against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GENESIS_DIALECT_EVALUATOR_ATTENTIONEVALUATOR_H
+#define GENESIS_DIALECT_EVALUATOR_ATTENTIONEVALUATOR_H
+
+#include "runtime/support/HostArray.h"
+
+namespace genesis {
+
+struct AttentionInputs {
+  const HostArray &query;
+  const HostArray &key;
+  const HostArray &value;
+  /// Additive [B, Hq, S, T], or null.
+  const HostArray *mask;
+  bool causal;
+  double scale;
+};
+
+/// Writes the attention result into `out` and, when given, each query row's
+/// log-sum-exp of its scaled, masked scores into `logSumExp` ([B, Hq, S];
+/// minus infinity for a row that sees no key, whose output is 0).
+void evaluateAttention(const AttentionInputs &inputs, HostArray &out,
+                       HostArray *logSumExp);
+
+/// Writes the cotangents of query, key and value given that of the result.
+void evaluateAttentionGrad(const AttentionInputs &inputs,
+                           const HostArray &outGrad, HostArray &queryGrad,
+                           HostArray &keyGrad, HostArray &valueGrad);
+
+} // namespace genesis
+
+#endif // GENESIS_DIALECT_EVALUATOR_ATTENTIONEVALUATOR_H

@@ -1,0 +1,155 @@
+//===- GenesisAttentionOps.cpp - Shape rules of the attention ops ---------===//
+//
+// genesis.attention, its gradient and their fused forms share one shape
+// rule; the fused forms add the f32 log-sum-exp [B, Hq, S] and require one
+// head dimension for query, key and value (cuDNN's flash attention).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/ShapeRule.h"
+
+using namespace mlir;
+using namespace genesis;
+
+/// Shape rule of genesis.attention, shared with genesis.attention_grad.
+static FailureOr<RankedTensorType> inferAttentionType(const ShapeRule &rule,
+                                                      Value query, Value key,
+                                                      Value value, Value mask) {
+  auto q = rule.ranked(query, "query");
+  auto k = rule.ranked(key, "key");
+  auto v = rule.ranked(value, "value");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  if (q->getRank() != 4 || k->getRank() != 4 || v->getRank() != 4) {
+    (void)rule.fail("query, key and value must have rank 4 ([B, H, S, D]), "
+                    "got ",
+                    *q, ", ", *k, " and ", *v);
+    return failure();
+  }
+  if (q->getElementType() != k->getElementType() ||
+      q->getElementType() != v->getElementType()) {
+    (void)rule.fail("query, key and value must share an element type");
+    return failure();
+  }
+  int64_t batch = q->getDimSize(0), heads = q->getDimSize(1),
+          queries = q->getDimSize(2), kvHeads = k->getDimSize(1),
+          keys = k->getDimSize(2);
+  if (k->getDimSize(0) != batch || v->getDimSize(0) != batch ||
+      v->getDimSize(1) != kvHeads || v->getDimSize(2) != keys) {
+    (void)rule.fail("key ", *k, " and value ", *v,
+                    " must agree on batch, heads and length with each other "
+                    "and on batch with query ",
+                    *q);
+    return failure();
+  }
+  if (kvHeads == 0 || heads % kvHeads != 0) {
+    (void)rule.fail("query heads (", heads,
+                    ") must be a multiple of key/value heads (", kvHeads, ")");
+    return failure();
+  }
+  if (k->getDimSize(3) != q->getDimSize(3)) {
+    (void)rule.fail("query and key head dimensions differ: ", q->getDimSize(3),
+                    " vs ", k->getDimSize(3));
+    return failure();
+  }
+  if (mask) {
+    auto expected = RankedTensorType::get({batch, heads, queries, keys},
+                                          q->getElementType());
+    if (mask.getType() != expected) {
+      (void)rule.fail("mask must have type ", expected, ", got ",
+                      mask.getType());
+      return failure();
+    }
+  }
+  return RankedTensorType::get({batch, heads, queries, v->getDimSize(3)},
+                               q->getElementType());
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
+                                 adaptor.getQuery(), adaptor.getKey(),
+                                 adaptor.getValue(), adaptor.getMask());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  auto type = inferAttentionType(rule, adaptor.getQuery(), adaptor.getKey(),
+                                 adaptor.getValue(), adaptor.getMask());
+  if (failed(type))
+    return failure();
+  if (adaptor.getOut().getType() != *type ||
+      adaptor.getOutGrad().getType() != *type)
+    return rule.fail("out and out_grad must have the attention result type ",
+                     *type, ", got ", adaptor.getOut().getType(), " and ",
+                     adaptor.getOutGrad().getType());
+  types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                adaptor.getValue().getType()});
+  return success();
+}
+
+/// The fused ops' extra rules: one head dimension, and the log-sum-exp type.
+static FailureOr<RankedTensorType>
+inferFusedAttentionType(const ShapeRule &rule, Value query, Value key,
+                        Value value, RankedTensorType &logSumExp) {
+  auto type = inferAttentionType(rule, query, key, value, Value());
+  if (failed(type))
+    return failure();
+  auto q = cast<RankedTensorType>(query.getType());
+  auto v = cast<RankedTensorType>(value.getType());
+  if (v.getDimSize(3) != q.getDimSize(3)) {
+    (void)rule.fail("query and value head dimensions differ: ", q.getDimSize(3),
+                    " vs ", v.getDimSize(3));
+    return failure();
+  }
+  logSumExp = RankedTensorType::get(q.getShape().drop_back(),
+                                    Float32Type::get(q.getContext()));
+  return type;
+}
+
+LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  RankedTensorType logSumExp;
+  auto type = inferFusedAttentionType(ShapeRule(loc, getOperationName()),
+                                      adaptor.getQuery(), adaptor.getKey(),
+                                      adaptor.getValue(), logSumExp);
+  if (failed(type))
+    return failure();
+  types.append({*type, logSumExp});
+  return success();
+}
+
+LogicalResult FusedAttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  RankedTensorType logSumExp;
+  auto type =
+      inferFusedAttentionType(rule, adaptor.getQuery(), adaptor.getKey(),
+                              adaptor.getValue(), logSumExp);
+  if (failed(type))
+    return failure();
+  if (adaptor.getOut().getType() != *type ||
+      adaptor.getOutGrad().getType() != *type)
+    return rule.fail("out and out_grad must have the attention result type ",
+                     *type, ", got ", adaptor.getOut().getType(), " and ",
+                     adaptor.getOutGrad().getType());
+  if (adaptor.getLogsumexp().getType() != logSumExp)
+    return rule.fail("logsumexp must have type ", logSumExp, ", got ",
+                     adaptor.getLogsumexp().getType());
+  types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                adaptor.getValue().getType()});
+  return success();
+}
