@@ -13,7 +13,14 @@ after 10 warm-ups); the backward is their difference, the best backend is
 the reference. FLOPs (FlashAttention's count): forward 4 B H T^2 D / 2
 (causal), backward 2.5 times that.
 
-usage: attention_bench.py CARRY"""
+With a second argument, the CUDA backend cases folder (build-carry.sh's
+cases/), it also computes torch's SDPA on the inputs of the
+FusedAttentionMixedPrecision cases, in their precision, and prints its
+scaled error against the evaluator next to Genesis's (check_cases.py's
+metric: max |got - want| / max(1, |want|)): the 16-bit error budget of
+attention is what PyTorch's own attention shows.
+
+usage: attention_bench.py CARRY [CASES]"""
 import os
 import re
 import subprocess
@@ -98,8 +105,57 @@ def genesis_row(carry):
     return ("Genesis (cuDNN fused attention step)", forward, backward)
 
 
+def load_safetensors(path):
+    from safetensors.torch import load_file
+    return load_file(path)
+
+
+def scaled_error(got, want):
+    return ((got.double() - want.double()).abs()
+            / want.double().abs().clamp(min=1)).max().item()
+
+
+def torch_case_errors(cases, genesis_run):
+    """torch SDPA's error on each fused attention case, in its precision."""
+    import json
+    rows = []
+    for name in sorted(os.listdir(cases)):
+        if not (name.startswith("FusedAttentionMixedPrecision") and name.endswith(".gplan")):
+            continue
+        stem = os.path.join(cases, name[:-len(".gplan")])
+        budget = float(open(stem + ".tolerance").read())
+        dtype = torch.bfloat16 if budget > 1e-2 else torch.float16
+        ins = load_safetensors(stem + ".in.safetensors")
+        want = load_safetensors(stem + ".want.safetensors")
+        listing = subprocess.run([genesis_run, os.path.join(cases, name), "--inspect"],
+                                 capture_output=True, text=True).stdout
+        causal = re.search(r"#\d+ attention [^:]*causal", listing) is not None
+        q, k, v, g = (ins[f"a{i}"].cuda().to(dtype) for i in range(4))
+        q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=False,
+                                             attn_mask=causal_mask(q, k) if causal else None,
+                                             scale=0.125, enable_gqa=True)
+        out.backward(g)
+        got = [out, q.grad, k.grad, v.grad]
+        error = max(scaled_error(x.float().cpu(), want[f"r{i}"]) for i, x in enumerate(got))
+        rows.append((name, str(dtype).replace("torch.", ""), error, budget))
+    return rows
+
+
+def causal_mask(q, k):
+    """Query i sees keys j <= i + T - S (aligned to the last key)."""
+    s, t = q.shape[2], k.shape[2]
+    i = torch.arange(s, device=q.device)[:, None]
+    j = torch.arange(t, device=q.device)[None, :]
+    return j <= i + t - s
+
+
 def main():
     carry = sys.argv[1]
+    if len(sys.argv) > 2:
+        print("\n| case | dtype | torch SDPA scaled error | budget |\n| --- | --- | --- | --- |")
+        for name, dtype, error, budget in torch_case_errors(sys.argv[2], os.path.join(carry, "bin", "genesis-run")):
+            print(f"| {name} | {dtype} | {error:.2e} | {budget:.0e} |")
     print(torch.cuda.get_device_name(), "torch", torch.__version__,
           "cuDNN", torch.backends.cudnn.version())
     rows = torch_rows()
