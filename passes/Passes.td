@@ -508,6 +508,40 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def GenesisPadClasses : Pass<"genesis-pad-classes", "mlir::func::FuncOp"> {
+  let summary = "A classifier's class count padded to a multiple of 128, masked";
+  let description = [{
+    GEMMs whose output rows are an odd number of 16-bit elements (GPT-2's
+    vocabulary of 50257) miss the tensor-core kernels that need 16-byte
+    aligned rows; nanoGPT pads its vocabulary to 50304 for this reason. This
+    pass pads inside the plan, so the parameters and checkpoints keep their
+    shapes, and the loss and every gradient equal the unpadded model's.
+
+    Taken: `genesis.cross_entropy` (label_smoothing 0) of logits reached
+    through reshapes, each with one user, from
+    `genesis.matmul %x, %w transpose_rhs` with `%w` a [C, K] tensor,
+    C >= `min-classes` and C not a multiple of `multiple`.
+
+    Rewrite, Cp = C rounded up to `multiple`:
+    1. `%wp = genesis.pad %w high [Cp - C, 0]` (zero rows);
+    2. the matmul of `%wp`, then `+ broadcast(mask)`, where `mask[j]` is 0
+       for j < C and -1e30 for the padded classes (an iota compared with C):
+       exp(-1e30 - max) is exactly 0 in f32, so the padded classes add
+       nothing to the softmax's sum and get a zero gradient, and no
+       infinity can meet another in a kernel's running maximum;
+    3. the reshapes and the cross-entropy on Cp classes.
+    Autodiff then slices the weight gradient back to [C, K] (pad's VJP).
+    Run it before genesis-train-step.
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", /*default=*/"128",
+           "the padded class count's multiple">,
+    Option<"minClasses", "min-classes", "int64_t", /*default=*/"1024",
+           "smaller classifiers are left alone">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisFusedAttention : Pass<"genesis-fused-attention", "mlir::func::FuncOp"> {
   let summary = "Attention and its gradient as fused (flash) attention ops";
   let description = [{

@@ -2,7 +2,8 @@
 //
 // Both pipelines share their front (the train step, step numbering,
 // canonicalisation and fusion) and differ where the targets do: the GPU
-// runs 16-bit attention as cuDNN's flash attention and decomposes the rest
+// pads large classifiers to aligned class counts, runs 16-bit attention as
+// cuDNN's flash attention and decomposes the rest
 // of attention, cross-entropy's mean and the global norm into ops
 // its emitters run in parallel, may compute GEMMs in 16 bits, and merges
 // row fusions for its block-per-row emitter, and splits multi-output fusions
@@ -71,6 +72,8 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     return onError("genesis-cuda-pipeline: precision must be bf16 or f16, "
                    "got '" +
                    options.precision + "'");
+  // Before the train step, so that autodiff differentiates the padding.
+  pm.addNestedPass<func::FuncOp>(createGenesisPadClasses());
   if (failed(addTrainStep(pm, options, onError)))
     return failure();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();

@@ -438,6 +438,26 @@ TEST(CudaBackend, FusedAttentionMixedPrecision) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
+// A classifier of 1500 classes and its gradients (genesis-pad-classes pads
+// it to 1536 with -1e30 logits): the loss, dL/dx and dL/dw equal the
+// unpadded evaluator's to f32 precision.
+TEST(CudaBackend, PaddedClassifierLossAndGradients) {
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%x: tensor<64x128xf32>, %w: tensor<1500x128xf32>, %y: tensor<64xi64>)
+        -> (tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>) {
+      %l = genesis.matmul %x, %w transpose_rhs : tensor<64x128xf32>, tensor<1500x128xf32>
+      %loss = genesis.cross_entropy %l, %y : (tensor<64x1500xf32>, tensor<64xi64>) -> tensor<f32>
+      %one = genesis.constant dense<1.0> : tensor<f32>
+      %dl = genesis.cross_entropy_grad %l, %y, %one : (tensor<64x1500xf32>, tensor<64xi64>, tensor<f32>) -> tensor<64x1500xf32>
+      %dx = genesis.matmul %dl, %w : tensor<64x1500xf32>, tensor<1500x128xf32>
+      %dw = genesis.matmul %dl, %x transpose_lhs : tensor<64x1500xf32>, tensor<64x128xf32>
+      return %loss, %dx, %dw : tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>
+    })",
+                               5,
+                               {{2, indexArray(DType::I64, {64}, 1500, 93)}}),
+                   kF32);
+}
+
 TEST(CudaBackend, DataMovementKernels) {
   EXPECT_ON_DEVICE(deviceError(R"(
     func.func @f(%a: tensor<3x4x5xf32>, %b: tensor<2x5xf32>, %t: tensor<10x6xf32>, %ids: tensor<4x3xi64>, %z: tensor<5x4xf32>, %sid: tensor<3x6xi64>, %u: tensor<3x6x4xf32>)
