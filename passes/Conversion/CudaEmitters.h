@@ -49,9 +49,11 @@ using mlir::TypeRange;
 using mlir::Value;
 
 inline constexpr int64_t kWarp = 32;
+/// The streaming multiprocessors of an H100 SXM.
+inline constexpr int64_t kSmCount = 132;
 /// Enough resident blocks of 256 threads for every SM of an H100 (132 SMs, 8
 /// blocks each); grid-stride loops cover the rest.
-inline constexpr int64_t kMaxGridBlocks = 132 * 8;
+inline constexpr int64_t kMaxGridBlocks = kSmCount * 8;
 
 inline int64_t numel(ArrayRef<int64_t> shape) {
   int64_t n = 1;

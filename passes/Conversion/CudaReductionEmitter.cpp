@@ -124,13 +124,17 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                      : Kind::PerElement;
 
   // Row: a warp per row, or a block of 1024 threads per row when the rows
-  // are too few to fill the machine. Column: tiles of 32 columns, the rows
-  // split across `rowGroups` warps, combined through shared memory.
-  int64_t block = 256, rowsPerBlock = 1, rowGroups = 1;
+  // are too few to fill the machine. Column: tiles of `tile` columns (32, a
+  // warp's coalesced row segment), the rows split across `rowGroups` groups
+  // of `tile` threads, combined through shared memory in group order. When
+  // 32-column tiles would leave most SMs idle (LayerNorm's weight gradient:
+  // 768 columns, 24 blocks, over 16384 rows), tiles of 8 columns (one
+  // 32-byte sector of f32 per row) and 128 row groups: 4x the blocks.
+  int64_t block = 256, rowsPerBlock = 1, rowGroups = 1, tile = kWarp;
   bool blockPerRow = false;
   SmallVector<Type> workgroup;
   if (kind == Kind::Row) {
-    blockPerRow = keptCount < 132 * 16 && reducedCount >= 4096;
+    blockPerRow = keptCount < kSmCount * 16 && reducedCount >= 4096;
     if (blockPerRow) {
       block = 1024;
       workgroup.push_back(workgroupBuffer(context, kWarp, element));
@@ -138,8 +142,11 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       rowsPerBlock = block / kWarp;
     }
   } else if (kind == Kind::Column) {
-    rowGroups = reducedCount >= 256 ? 32 : 8;
-    block = kWarp * rowGroups;
+    bool fewTiles =
+        ceilDiv(keptCount, kWarp) < kSmCount && reducedCount >= 4096;
+    tile = fewTiles ? 8 : kWarp;
+    rowGroups = fewTiles ? 128 : reducedCount >= 256 ? 32 : 8;
+    block = tile * rowGroups;
     workgroup.push_back(workgroupBuffer(context, block, element));
   }
   GpuKernel kernel =
@@ -252,10 +259,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                     [&] { store(total, keptIndex); });
            });
   } else if (kind == Kind::Column) {
-    setLaunch(kernel, ceilDiv(keptCount, kWarp), block);
+    setLaunch(kernel, ceilDiv(keptCount, tile), block);
     Value thread = im.threadId();
-    Value lane = im.rem(thread, kWarp), group = im.div(thread, kWarp);
-    Value column = im.add(im.mul(im.blockId(), im.c(kWarp)), lane);
+    Value lane = im.rem(thread, tile), group = im.div(thread, tile);
+    Value column = im.add(im.mul(im.blockId(), im.c(tile)), lane);
     Value inRange = im.lt(column, im.c(keptCount));
     // Out-of-range lanes clamp to column 0 and contribute nothing: every
     // thread must reach the barrier.
@@ -278,7 +285,7 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                total = reducer.combine(
                    b, loc, total,
                    memref::LoadOp::create(b, loc, shared,
-                                          im.add(lane, im.c(g * kWarp))));
+                                          im.add(lane, im.c(g * tile))));
              store(total, keptIndex);
            });
   } else {

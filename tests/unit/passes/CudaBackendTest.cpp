@@ -255,6 +255,23 @@ TEST(CudaBackend, ReductionsOfEveryKind) {
                    kF32);
 }
 
+// Column reductions over many rows and few columns (LayerNorm's weight and
+// bias gradients): tiles of 8 columns, 128 row groups. 100 columns leave
+// the last tile half empty; the product is also a side result, and the
+// max's NaN-free f32 sums must match within f32 rounding of 8192 terms.
+TEST(CudaBackend, ColumnReductionsOfFewColumnsAndManyRows) {
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%a: tensor<8192x100xf32>, %b: tensor<8192x100xf32>, %c: tensor<2x4096x24xf32>)
+        -> (tensor<100xf32>, tensor<8192x100xf32>, tensor<100xf32>, tensor<24xf32>) {
+      %p = genesis.mul %a, %b : tensor<8192x100xf32>
+      %0 = genesis.reduce_sum %p dims [0] : tensor<8192x100xf32>
+      %1 = genesis.reduce_max %a dims [0] : tensor<8192x100xf32>
+      %2 = genesis.reduce_sum %c dims [0, 1] : tensor<2x4096x24xf32>
+      return %0, %p, %1, %2 : tensor<100xf32>, tensor<8192x100xf32>, tensor<100xf32>, tensor<24xf32>
+    })"),
+                   1e-5);
+}
+
 TEST(CudaBackend, MatmulsThroughCublasLt) {
   EXPECT_ON_DEVICE(deviceError(R"(
     func.func @f(%x: tensor<64x96xf32>, %w: tensor<48x96xf32>, %b: tensor<48xf32>, %p: tensor<3x20x30xf32>, %q: tensor<3x30x10xf32>)
