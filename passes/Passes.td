@@ -148,6 +148,15 @@ def GenesisAmp : Pass<"genesis-amp", "mlir::func::FuncOp"> {
     Since a reshape stops fusion, an operand reached through reshapes is
     cast before them, and a result's reshapes reshape the 16-bit product,
     the cast following them.
+
+    Cross-entropy with reduction none over 1024 classes or more (the GPU's
+    wide kernel; genesis-decompose-cross-entropy leaves the mean to a
+    reduce_sum) whose f32 logits widen a 16-bit GEMM result, through
+    reshapes and selects of a constant (genesis-pad-classes' mask), reads
+    those 16-bit logits, the chain rebuilt in 16 bits (the constant clamped
+    to the type's finite range); the loss stays f32, computed in f32 as
+    autocast does. Its gradient is written in 16 bits and the backward
+    GEMMs read it directly. So no f32 [tokens, classes] tensor is stored.
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
@@ -524,8 +533,8 @@ def GenesisPadClasses : Pass<"genesis-pad-classes", "mlir::func::FuncOp"> {
 
     Rewrite, Cp = C rounded up to `multiple`:
     1. `%wp = genesis.pad %w high [Cp - C, 0]` (zero rows);
-    2. the matmul of `%wp`, then `+ broadcast(mask)`, where `mask[j]` is 0
-       for j < C and -1e30 for the padded classes (an iota compared with C):
+    2. the matmul of `%wp`, then a `genesis.select` that keeps classes
+       j < C (an iota compared with C) and sets the padded ones to -1e30:
        exp(-1e30 - max) is exactly 0 in f32, so the padded classes add
        nothing to the softmax's sum and get a zero gradient, and no
        infinity can meet another in a kernel's running maximum;

@@ -701,7 +701,11 @@ inferCrossEntropyType(const ShapeRule &rule, Value logitsValue,
   SmallVector<int64_t> shape;
   if (reduction == LossReduction::none)
     shape.push_back(logits->getDimSize(0));
-  return RankedTensorType::get(shape, logits->getElementType());
+  // 16-bit logits give an f32 loss, as under PyTorch's autocast.
+  Type element = logits->getElementType();
+  if (element.getIntOrFloatBitWidth() == 16)
+    element = Float32Type::get(element.getContext());
+  return RankedTensorType::get(shape, element);
 }
 
 LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,

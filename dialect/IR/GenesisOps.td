@@ -641,7 +641,9 @@ def Genesis_CrossEntropyOp : Genesis_InferredOp<"cross_entropy", [Genesis_Differ
     returns the `[N]` losses, `sum` their sum, `mean` their sum divided by
     the number of rows not ignored (PyTorch semantics: NaN if every row is
     ignored). A label outside `[0, C)` that is not `ignore_index` is an error
-    the evaluator reports. Never materialises a one-hot matrix.
+    the evaluator reports. Never materialises a one-hot matrix. The loss has
+    the logits' element type, except that 16-bit logits give an f32 loss
+    (computed in f32, as under PyTorch's autocast).
 
     ```mlir
     %l = genesis.cross_entropy %logits, %labels {ignore_index = -100 : i64}

@@ -23,11 +23,23 @@ using namespace mlir;
 namespace genesis::cuda {
 
 /// f32 logits of rank 2: the cross-entropy emitter takes them.
+/// The wide kernel: reduction none and 1024 classes or more.
+static bool isWide(Operation *op) {
+  auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
+  return reduction && reduction.getValue() == LossReduction::none &&
+         cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >=
+             1024;
+}
+
 bool hasGpuCrossEntropyKernel(Operation *op) {
   if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
     return false;
   auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
-  return logits.getElementType().isF32() && logits.getRank() == 2;
+  Type element = logits.getElementType();
+  // 16-bit logits (genesis-amp's) only in the wide kernel.
+  return logits.getRank() == 2 &&
+         (element.isF32() ||
+          (isa<BFloat16Type, Float16Type>(element) && isWide(op)));
 }
 
 namespace {
@@ -91,7 +103,10 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   MLIRContext *context = op->getContext();
   bool gradient = isa<CrossEntropyGradOp>(op);
   auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
-  Type f32 = logitsType.getElementType();
+  // 16-bit logits are read widened and the gradient stored narrowed: the
+  // kernel computes in f32.
+  Type stored = logitsType.getElementType();
+  Type f32 = Float32Type::get(context);
   int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
   auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
   int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
@@ -124,6 +139,10 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   auto select = [&](Value c, Value t, Value f) -> Value {
     return arith::SelectOp::create(b, loc, c, t, f);
   };
+  auto loadLogit = [&](Value index) -> Value {
+    Value x = memref::LoadOp::create(b, loc, logits, ValueRange{index});
+    return stored == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+  };
   Value label =
       memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
   if (label.getType() != i64)
@@ -142,16 +161,14 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   // them (every thread reads the same word; the loss takes thread 0's).
   Value labelLogit;
   if (!gradient)
-    labelLogit = memref::LoadOp::create(
-        b, loc, logits, ValueRange{im.add(rowStart, safeLabel)});
+    labelLogit = loadLogit(im.add(rowStart, safeLabel));
   SmallVector<Value> column, inside, values;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
     Value c = im.add(thread, im.c(k * threads));
     Value in = im.lt(c, im.c(classes));
     Value safe = select(in, c, im.c(0));
-    Value x = memref::LoadOp::create(b, loc, logits,
-                                     ValueRange{im.add(rowStart, safe)});
+    Value x = loadLogit(im.add(rowStart, safe));
     column.push_back(safe);
     inside.push_back(in);
     values.push_back(x);
@@ -202,6 +219,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
       auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
+      if (stored != f32)
+        grad = arith::TruncFOp::create(b, loc, stored, grad);
       memref::StoreOp::create(b, loc, grad, flatOutput,
                               ValueRange{im.add(rowStart, column[k])});
     }
@@ -223,9 +242,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
 /// gives NaN. Computes in f32.
 FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
                                             OpBuilder &moduleBuilder) {
-  auto reductionOf = op->getAttrOfType<LossReductionAttr>("reduction");
-  if (reductionOf && reductionOf.getValue() == LossReduction::none &&
-      cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >= 1024)
+  if (isWide(op))
     return emitWideCrossEntropyKernel(op, name, moduleBuilder);
   Location loc = op->getLoc();
   MLIRContext *context = op->getContext();

@@ -130,8 +130,11 @@ private:
     }
     Operation *op = value.getDefiningOp();
     Type element = cast<RankedTensorType>(value.getType()).getElementType();
-    // 16-bit floats are storage types: only casts produce them (genesis-amp).
-    bool storage = (element.isBF16() || element.isF16()) && isa<CastOp>(op);
+    // 16-bit floats are storage types: only casts (genesis-amp) and the
+    // ops that move values exactly (selects, splats, broadcasts) produce
+    // them; arithmetic is f32.
+    bool storage = (element.isBF16() || element.isF16()) &&
+                   isa<CastOp, SelectOp, ConstantOp, BroadcastInDimOp>(op);
     if (!element.isF32() && !element.isF64() && !element.isInteger(1) &&
         !element.isInteger(32) && !element.isInteger(64) && !storage)
       return unsupported(op);

@@ -106,6 +106,100 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
           reshape.erase();
         }
     }
+    readSixteenBitLogits(function, low);
+  }
+
+  /// The 16-bit value that `value` widens, through reshapes and selects of
+  /// a constant (genesis-pad-classes' mask), rebuilt in 16 bits; null when
+  /// `value` is not such a widening.
+  Value narrowed(Value value, Type low, llvm::DenseMap<Value, Value> &built) {
+    if (Value known = built.lookup(value))
+      return known;
+    Operation *op = value.getDefiningOp();
+    if (!op)
+      return {};
+    auto lowType = [&](Value v) {
+      return RankedTensorType::get(
+          cast<RankedTensorType>(v.getType()).getShape(), low);
+    };
+    Value result;
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    if (auto widening = dyn_cast<CastOp>(op)) {
+      if (getElementTypeOrSelf(widening.getOperand().getType()) == low)
+        result = widening.getOperand();
+    } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (Value source = narrowed(reshape.getOperand(), low, built))
+        result = ReshapeOp::create(b, reshape.getLoc(), lowType(value), source);
+    } else if (auto select = dyn_cast<SelectOp>(op)) {
+      auto hidden = select.getOnFalse().getDefiningOp<ConstantOp>();
+      if (hidden && hidden.getValue().isSplat())
+        if (Value source = narrowed(select.getOnTrue(), low, built)) {
+          // The constant in 16 bits, its magnitude clamped to the largest
+          // finite value (-1e30 is -inf in f16).
+          APFloat constant = hidden.getValue().getSplatValue<APFloat>();
+          bool lost = false;
+          const llvm::fltSemantics &semantics =
+              cast<FloatType>(low).getFloatSemantics();
+          constant.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+          if (constant.isInfinity())
+            constant = APFloat::getLargest(semantics, constant.isNegative());
+          Value lowConstant = ConstantOp::create(
+              b, hidden.getLoc(),
+              DenseElementsAttr::get(lowType(value), constant));
+          result = SelectOp::create(b, select.getLoc(), select.getCondition(),
+                                    source, lowConstant);
+        }
+    }
+    if (result)
+      built[value] = result;
+    return result;
+  }
+
+  /// Cross-entropy reads 16-bit logits directly and its gradient is written
+  /// in 16 bits for the backward GEMMs (PyTorch's autocast computes the loss
+  /// in f32 from bf16 logits too): no f32 [tokens, classes] tensor. Only
+  /// where the GPU's wide kernel runs it (reduction none, >= 1024 classes).
+  void readSixteenBitLogits(func::FuncOp function, Type low) {
+    SmallVector<Operation *> losses;
+    function.walk([&](Operation *op) {
+      if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+        return;
+      auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
+      if (logits.getElementType().isF32() && logits.getDimSize(1) >= 1024 &&
+          reduction && reduction.getValue() == LossReduction::none)
+        losses.push_back(op);
+    });
+    llvm::DenseMap<Value, Value> built;
+    for (Operation *loss : losses) {
+      Value logits = narrowed(loss->getOperand(0), low, built);
+      if (!logits)
+        continue;
+      loss->setOperand(0, logits);
+      auto grad = dyn_cast<CrossEntropyGradOp>(loss);
+      if (!grad)
+        continue;
+      Value result = grad.getResult();
+      auto wide = cast<RankedTensorType>(result.getType());
+      result.setType(logits.getType());
+      OpBuilder after(grad);
+      after.setInsertionPointAfter(grad);
+      Value widened = CastOp::create(after, grad.getLoc(), wide, result);
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        Operation *user = use.getOwner();
+        if (user == widened.getDefiningOp())
+          continue;
+        // The backward GEMMs' casts to 16 bits read the result directly.
+        if (auto narrowing = dyn_cast<CastOp>(user);
+            narrowing && narrowing.getType() == logits.getType()) {
+          narrowing.getResult().replaceAllUsesWith(result);
+          narrowing.erase();
+          continue;
+        }
+        use.set(widened);
+      }
+    }
   }
 };
 

@@ -139,7 +139,8 @@ struct GenesisPadClassesPass
     for (MatmulOp inputGradient : closure.inputGradients)
       inputGradient.getRhsMutable().assign(paddedWeight);
 
-    // The padded classes' logits: -1e30 (an iota compared with `classes`).
+    // The padded classes' logits: -1e30 (an iota compared with `classes`
+    // selects them; a select of a constant stays exact in 16 bits).
     b.setInsertionPointAfter(gemm);
     auto logitsType = cast<RankedTensorType>(gemm.getType());
     Type element = logitsType.getElementType();
@@ -149,16 +150,13 @@ struct GenesisPadClassesPass
         b, loc,
         DenseElementsAttr::get(classType, b.getI64IntegerAttr(classes)));
     Value real = CompareOp::create(b, loc, CompareDirection::lt, index, count);
-    auto maskType = RankedTensorType::get({padded}, element);
-    auto splat = [&](double value) -> Value {
-      return ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(maskType, b.getFloatAttr(element, value)));
-    };
-    Value mask = SelectOp::create(b, loc, real, splat(0.0), splat(kMasked));
-    mask = BroadcastInDimOp::create(b, loc, logitsType, mask,
-                                    ArrayRef<int64_t>{1});
-    auto masked = AddOp::create(b, loc, gemm.getResult(), mask);
+    real = BroadcastInDimOp::create(
+        b, loc, RankedTensorType::get(logitsType.getShape(), b.getI1Type()),
+        real, ArrayRef<int64_t>{1});
+    Value hidden = ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(logitsType, b.getFloatAttr(element, kMasked)));
+    auto masked = SelectOp::create(b, loc, real, gemm.getResult(), hidden);
     gemm.getResult().replaceAllUsesExcept(masked.getResult(), masked);
 
     // The weight's gradient: its padded rows (zeros) are dropped.

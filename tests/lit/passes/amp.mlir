@@ -54,3 +54,33 @@ func.func @reshapes(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8x
   %2 = genesis.reshape %1 : tensor<8x8xf32> -> tensor<2x4x8xf32>
   return %2 : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Cross-entropy over 1024 classes (the GPU's wide kernel) reads the 16-bit
+// logits through the reshapes and genesis-pad-classes' select, rebuilt in
+// 16 bits (-1e30 clamps to f16's -65504); the loss stays f32 and the
+// gradient, now 16-bit, feeds the backward GEMM without a cast.
+// CHECK-LABEL: func.func @classifier(
+// CHECK: %[[P:.+]] = genesis.matmul {{.+}} : tensor<16x64xbf16>, tensor<1024x64xbf16>
+// CHECK: %[[H:.+]] = genesis.constant dense<-1.{{[0-9]+}}e+30> : tensor<16x1024xbf16>
+// CHECK: %[[S:.+]] = genesis.select %arg4, %[[P]], %[[H]] : tensor<16x1024xi1>, tensor<16x1024xbf16>
+// CHECK: %[[R:.+]] = genesis.reshape %[[S]] : tensor<16x1024xbf16> -> tensor<2x8x1024xbf16>
+// CHECK: %[[F:.+]] = genesis.reshape %[[R]] : tensor<2x8x1024xbf16> -> tensor<16x1024xbf16>
+// CHECK: genesis.cross_entropy %[[F]], %arg2 {{.+}} : (tensor<16x1024xbf16>, tensor<16xi64>) -> tensor<16xf32>
+// CHECK: %[[D:.+]] = genesis.cross_entropy_grad %[[F]], %arg2, %arg3 {{.+}} -> tensor<16x1024xbf16>
+// CHECK: genesis.matmul %[[D]], %{{.+}} : tensor<16x1024xbf16>, tensor<1024x64xbf16>
+// F16-LABEL: func.func @classifier(
+// F16: genesis.constant dense<-6.550400e+04> : tensor<16x1024xf16>
+// F16: genesis.cross_entropy_grad {{.+}} -> tensor<16x1024xf16>
+func.func @classifier(%x: tensor<16x64xf32>, %w: tensor<1024x64xf32>, %y: tensor<16xi64>, %g: tensor<16xf32>, %m: tensor<16x1024xi1>) -> (tensor<16xf32>, tensor<16x64xf32>) {
+  %l = genesis.matmul %x, %w transpose_rhs : tensor<16x64xf32>, tensor<1024x64xf32>
+  %h = genesis.constant dense<-1.0e30> : tensor<16x1024xf32>
+  %s = genesis.select %m, %l, %h : tensor<16x1024xi1>, tensor<16x1024xf32>
+  %r = genesis.reshape %s : tensor<16x1024xf32> -> tensor<2x8x1024xf32>
+  %f = genesis.reshape %r : tensor<2x8x1024xf32> -> tensor<16x1024xf32>
+  %loss = genesis.cross_entropy %f, %y {reduction = 0 : i32} : (tensor<16x1024xf32>, tensor<16xi64>) -> tensor<16xf32>
+  %d = genesis.cross_entropy_grad %f, %y, %g {reduction = 0 : i32} : (tensor<16x1024xf32>, tensor<16xi64>, tensor<16xf32>) -> tensor<16x1024xf32>
+  %dx = genesis.matmul %d, %w : tensor<16x1024xf32>, tensor<1024x64xf32>
+  return %loss, %dx : tensor<16xf32>, tensor<16x64xf32>
+}

@@ -11,9 +11,9 @@
 // CHECK: %[[I:.+]] = genesis.iota dim 0 : tensor<1024xi64>
 // CHECK: %[[C:.+]] = genesis.constant dense<1000> : tensor<1024xi64>
 // CHECK: %[[R:.+]] = genesis.compare lt, %[[I]], %[[C]]
-// CHECK: %[[M:.+]] = genesis.select %[[R]], %{{.+}}, %{{.+}} : tensor<1024xi1>, tensor<1024xf32>
-// CHECK: %[[B:.+]] = genesis.broadcast_in_dim %[[M]], [1] : tensor<1024xf32> -> tensor<16x1024xf32>
-// CHECK: %[[S:.+]] = genesis.add %[[L]], %[[B]] : tensor<16x1024xf32>
+// CHECK: %[[B:.+]] = genesis.broadcast_in_dim %[[R]], [1] : tensor<1024xi1> -> tensor<16x1024xi1>
+// CHECK: %[[H:.+]] = genesis.constant dense<-1.000000e+30> : tensor<16x1024xf32>
+// CHECK: %[[S:.+]] = genesis.select %[[B]], %[[L]], %[[H]] : tensor<16x1024xi1>, tensor<16x1024xf32>
 // CHECK: %[[E:.+]] = genesis.reshape %[[S]] : tensor<16x1024xf32> -> tensor<2x8x1024xf32>
 // CHECK: %[[F:.+]] = genesis.reshape %[[E]] : tensor<2x8x1024xf32> -> tensor<16x1024xf32>
 // CHECK: genesis.cross_entropy %[[F]], %{{.+}} : (tensor<16x1024xf32>, tensor<16xi64>)

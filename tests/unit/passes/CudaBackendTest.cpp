@@ -475,6 +475,41 @@ TEST(CudaBackend, PaddedClassifierLossAndGradients) {
                    kF32);
 }
 
+// The same classifier in bf16 and f16 (genesis-amp): the GEMMs in 16 bits,
+// cross-entropy reading the 16-bit logits through the padding's select and
+// writing a 16-bit gradient for the backward GEMMs. Weights of 1/sqrt(K)
+// keep the logits O(1), so the errors are mixed precision's GEMM budget.
+TEST(CudaBackend, SixteenBitClassifierLossAndGradients) {
+  auto uniform = [](std::vector<int64_t> shape, double bound, uint64_t seed) {
+    HostArray array(DType::F32, shape);
+    Generator generator(seed);
+    for (int64_t i = 0; i < array.numel(); ++i)
+      array.setDouble(i, (2 * generator.uniform() - 1) * bound);
+    return array;
+  };
+  std::string ir = R"(
+    func.func @f(%x: tensor<64x128xf32>, %w: tensor<1500x128xf32>, %y: tensor<64xi64>)
+        -> (tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>) {
+      %l = genesis.matmul %x, %w transpose_rhs : tensor<64x128xf32>, tensor<1500x128xf32>
+      %loss = genesis.cross_entropy %l, %y : (tensor<64x1500xf32>, tensor<64xi64>) -> tensor<f32>
+      %one = genesis.constant dense<1.0> : tensor<f32>
+      %dl = genesis.cross_entropy_grad %l, %y, %one : (tensor<64x1500xf32>, tensor<64xi64>, tensor<f32>) -> tensor<64x1500xf32>
+      %dx = genesis.matmul %dl, %w : tensor<64x1500xf32>, tensor<1500x128xf32>
+      %dw = genesis.matmul %dl, %x transpose_lhs : tensor<64x1500xf32>, tensor<64x128xf32>
+      return %loss, %dx, %dw : tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>
+    })";
+  std::map<unsigned, HostArray> given{
+      {0, uniform({64, 128}, 1.0, 95)},
+      {1, uniform({1500, 128}, 1.0 / std::sqrt(128.0), 96)},
+      {2, indexArray(DType::I64, {64}, 1500, 97)}};
+  double bf16 = deviceError(ir, 9, given, {}, "bf16");
+  double f16 = deviceError(ir, 9, given, {}, "f16");
+  if (bf16 >= 0) {
+    EXPECT_LE(f16, toleranceFor("f16"));
+  }
+  EXPECT_ON_DEVICE(bf16, toleranceFor("bf16"));
+}
+
 TEST(CudaBackend, DataMovementKernels) {
   EXPECT_ON_DEVICE(deviceError(R"(
     func.func @f(%a: tensor<3x4x5xf32>, %b: tensor<2x5xf32>, %t: tensor<10x6xf32>, %ids: tensor<4x3xi64>, %z: tensor<5x4xf32>, %sid: tensor<3x6xi64>, %u: tensor<3x6x4xf32>)

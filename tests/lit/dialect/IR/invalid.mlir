@@ -1260,10 +1260,10 @@ func.func @cross_entropy_grad_loss_grad(%l: tensor<4x3xf32>, %y: tensor<4xi64>, 
 
 // -----
 
-func.func @cross_entropy_grad_loss_grad_element_type(%l: tensor<4x3xbf16>, %y: tensor<4xi64>, %g: tensor<f32>) {
-  // expected-error @+2 {{'genesis.cross_entropy_grad' op loss_grad must have the loss type 'tensor<bf16>', got 'tensor<f32>'}}
+func.func @cross_entropy_grad_loss_grad_element_type(%l: tensor<4x3xbf16>, %y: tensor<4xi64>, %g: tensor<bf16>) {
+  // expected-error @+2 {{'genesis.cross_entropy_grad' op loss_grad must have the loss type 'tensor<f32>', got 'tensor<bf16>'}}
   // expected-error @+1 {{'genesis.cross_entropy_grad' op failed to infer returned types}}
-  %0 = genesis.cross_entropy_grad %l, %y, %g : (tensor<4x3xbf16>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xbf16>
+  %0 = genesis.cross_entropy_grad %l, %y, %g : (tensor<4x3xbf16>, tensor<4xi64>, tensor<bf16>) -> tensor<4x3xbf16>
   return
 }
 

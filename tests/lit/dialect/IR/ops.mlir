@@ -454,30 +454,31 @@ func.func @attention_grad(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x6x16xf32>, %v
 // The enum attribute `reduction` is an i32 in the attribute dictionary:
 // 0 = none, 1 = mean (the default, not printed), 2 = sum.
 // CHECK-LABEL: func.func @cross_entropy(
-// CHECK-SAME:  %arg0: tensor<64x10xf32>, %arg1: tensor<64xi64>, %arg2: tensor<64xi32>, %arg3: tensor<64x10xbf16>) -> (tensor<f32>, tensor<64xf32>, tensor<bf16>) {
+// CHECK-SAME:  %arg0: tensor<64x10xf32>, %arg1: tensor<64xi64>, %arg2: tensor<64xi32>, %arg3: tensor<64x10xbf16>) -> (tensor<f32>, tensor<64xf32>, tensor<f32>) {
 // CHECK-NEXT:    %0 = genesis.cross_entropy %arg0, %arg1 : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
 // CHECK-NEXT:    %1 = genesis.cross_entropy %arg0, %arg2 {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<64xf32>
-// CHECK-NEXT:    %2 = genesis.cross_entropy %arg3, %arg1 {reduction = 2 : i32} : (tensor<64x10xbf16>, tensor<64xi64>) -> tensor<bf16>
-// CHECK-NEXT:    return %0, %1, %2 : tensor<f32>, tensor<64xf32>, tensor<bf16>
-func.func @cross_entropy(%logits: tensor<64x10xf32>, %labels: tensor<64xi64>, %l32: tensor<64xi32>, %lh: tensor<64x10xbf16>) -> (tensor<f32>, tensor<64xf32>, tensor<bf16>) {
+// CHECK-NEXT:    %2 = genesis.cross_entropy %arg3, %arg1 {reduction = 2 : i32} : (tensor<64x10xbf16>, tensor<64xi64>) -> tensor<f32>
+// CHECK-NEXT:    return %0, %1, %2 : tensor<f32>, tensor<64xf32>, tensor<f32>
+// 16-bit logits give an f32 loss (autocast's rule).
+func.func @cross_entropy(%logits: tensor<64x10xf32>, %labels: tensor<64xi64>, %l32: tensor<64xi32>, %lh: tensor<64x10xbf16>) -> (tensor<f32>, tensor<64xf32>, tensor<f32>) {
   %0 = genesis.cross_entropy %logits, %labels : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
   %1 = genesis.cross_entropy %logits, %l32 {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<64x10xf32>, tensor<64xi32>) -> tensor<64xf32>
-  %2 = genesis.cross_entropy %lh, %labels {reduction = 2 : i32} : (tensor<64x10xbf16>, tensor<64xi64>) -> tensor<bf16>
-  return %0, %1, %2 : tensor<f32>, tensor<64xf32>, tensor<bf16>
+  %2 = genesis.cross_entropy %lh, %labels {reduction = 2 : i32} : (tensor<64x10xbf16>, tensor<64xi64>) -> tensor<f32>
+  return %0, %1, %2 : tensor<f32>, tensor<64xf32>, tensor<f32>
 }
 
 // -----
 
 // CHECK-LABEL: func.func @cross_entropy_grad(
-// CHECK-SAME:  %arg0: tensor<4x3xf32>, %arg1: tensor<4xi64>, %arg2: tensor<f32>, %arg3: tensor<4xf32>, %arg4: tensor<4x3xf16>, %arg5: tensor<4xi32>, %arg6: tensor<f16>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>) {
+// CHECK-SAME:  %arg0: tensor<4x3xf32>, %arg1: tensor<4xi64>, %arg2: tensor<f32>, %arg3: tensor<4xf32>, %arg4: tensor<4x3xf16>, %arg5: tensor<4xi32>, %arg6: tensor<f32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>) {
 // CHECK-NEXT:    %0 = genesis.cross_entropy_grad %arg0, %arg1, %arg2 : (tensor<4x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
 // CHECK-NEXT:    %1 = genesis.cross_entropy_grad %arg0, %arg1, %arg3 {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x3xf32>
-// CHECK-NEXT:    %2 = genesis.cross_entropy_grad %arg4, %arg5, %arg6 {reduction = 2 : i32} : (tensor<4x3xf16>, tensor<4xi32>, tensor<f16>) -> tensor<4x3xf16>
+// CHECK-NEXT:    %2 = genesis.cross_entropy_grad %arg4, %arg5, %arg6 {reduction = 2 : i32} : (tensor<4x3xf16>, tensor<4xi32>, tensor<f32>) -> tensor<4x3xf16>
 // CHECK-NEXT:    return %0, %1, %2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>
-func.func @cross_entropy_grad(%l: tensor<4x3xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %gn: tensor<4xf32>, %lh: tensor<4x3xf16>, %yi: tensor<4xi32>, %gh: tensor<f16>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>) {
+func.func @cross_entropy_grad(%l: tensor<4x3xf32>, %y: tensor<4xi64>, %g: tensor<f32>, %gn: tensor<4xf32>, %lh: tensor<4x3xf16>, %yi: tensor<4xi32>, %gh: tensor<f32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>) {
   %0 = genesis.cross_entropy_grad %l, %y, %g : (tensor<4x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
   %1 = genesis.cross_entropy_grad %l, %y, %gn {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64, reduction = 0 : i32} : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x3xf32>
-  %2 = genesis.cross_entropy_grad %lh, %yi, %gh {reduction = 2 : i32} : (tensor<4x3xf16>, tensor<4xi32>, tensor<f16>) -> tensor<4x3xf16>
+  %2 = genesis.cross_entropy_grad %lh, %yi, %gh {reduction = 2 : i32} : (tensor<4x3xf16>, tensor<4xi32>, tensor<f32>) -> tensor<4x3xf16>
   return %0, %1, %2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf16>
 }
 
