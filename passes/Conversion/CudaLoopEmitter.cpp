@@ -21,9 +21,21 @@ using namespace mlir;
 
 namespace genesis::cuda {
 
+namespace {
+
+/// Element types the loop emitter moves as vectors of 4: 32-bit values
+/// (16 bytes) and 16-bit floats (8 bytes).
+bool isVectorElement(Type type) {
+  return type.isIntOrFloat() &&
+         (is32Bit(type) || isa<BFloat16Type, Float16Type>(type));
+}
+
+} // namespace
+
 /// Loop fusion: a grid-stride loop over the elements, `width` consecutive
-/// elements per iteration. Inputs of the result's shape and 32-bit type are
-/// read, and 32-bit results written, as one 16-byte vector per iteration;
+/// elements per iteration. Inputs of the result's shape and a 32-bit type
+/// are read, and 32-bit results written, as one 16-byte vector per
+/// iteration; 16-bit ones (mixed precision's casts) as one 8-byte vector;
 /// broadcast inputs are read element by element through the index map.
 FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                                     OpBuilder &moduleBuilder) {
@@ -59,16 +71,16 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
   for (auto [i, input] : llvm::enumerate(kernel.inputs)) {
     auto type = cast<MemRefType>(input.getType());
     bool vectorised = width > 1 && type.getShape() == shape &&
-                      type.getElementType().isIntOrFloat() &&
-                      is32Bit(type.getElementType());
+                      isVectorElement(type.getElementType());
     vectorInput.push_back(vectorised);
     flatInputs.push_back(vectorised ? flatten(b, loc, input) : Value());
   }
   SmallVector<Value> flatOutputs;
   for (Value output : kernel.outputs) {
     Type element = cast<MemRefType>(output.getType()).getElementType();
-    flatOutputs.push_back(
-        width > 1 && is32Bit(element) ? flatten(b, loc, output) : Value());
+    flatOutputs.push_back(width > 1 && isVectorElement(element)
+                              ? flatten(b, loc, output)
+                              : Value());
   }
 
   LogicalResult status = success();
