@@ -33,6 +33,18 @@ namespace genesis {
 mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
                                                   llvm::ArrayRef<unsigned> wrt);
 
+/// Whether `op` has results and every one is a tensor of zero elements
+/// (`tensor<3x0xf32>`, valid in PyTorch and MLIR): it computes nothing, so
+/// the lowerings emit no kernel for it and the plan no step.
+inline bool computesNothing(mlir::Operation *op) {
+  return op->getNumResults() != 0 &&
+         llvm::all_of(op->getResultTypes(), [](mlir::Type type) {
+           auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+           return tensor && tensor.hasStaticShape() &&
+                  tensor.getNumElements() == 0;
+         });
+}
+
 /// The most micro-batches genesis-train-step accumulates: the batch inputs
 /// gain a leading dimension of this size.
 inline constexpr int64_t kMaxAccumulation = 65536;

@@ -114,10 +114,18 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*module)))
     return failure();
-  for (auto &[name, extent] : kernels)
-    addEntryPoints(*module,
-                   module->lookupSymbol<LLVM::LLVMFuncOp>(name + "_impl"), name,
-                   extent);
+  for (auto &[name, extent] : kernels) {
+    auto impl = module->lookupSymbol<LLVM::LLVMFuncOp>(name + "_impl");
+    // The bare-pointer calling convention leaves a function with a memref
+    // argument it cannot pass (one with a zero-size dimension) unconverted.
+    if (!impl)
+      return source.emitError("genesis cpu codegen: kernel '")
+             << name
+             << "' did not lower to LLVM; is one of its operands a tensor "
+                "with a zero-size dimension? (a reduction over an empty "
+                "dimension is not supported on the CPU yet)";
+    addEntryPoints(*module, impl, name, extent);
+  }
 
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);

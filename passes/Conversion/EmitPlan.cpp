@@ -339,6 +339,8 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
   };
 
   for (Operation &op : body.without_terminator()) {
+    if (computesNothing(&op))
+      continue; // empty results: nothing to compute or store
     std::string location = describeLocation(op.getLoc());
     auto operandTensors = [&]() -> FailureOr<std::vector<uint32_t>> {
       std::vector<uint32_t> list;
@@ -420,6 +422,17 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       gemm.strideC = gemm.m * gemm.n;
       gemm.transposeA = call.getTransposeLhs();
       gemm.transposeB = call.getTransposeRhs();
+      if (gemm.k == 0) {
+        // A sum of no products is 0 (PyTorch's rule), and so are relu(0) and
+        // gelu(0); with a bias the result would be the epilogue of the bias.
+        if (call.getBias())
+          return op.emitError("compilePlan: a GEMM with an empty inner "
+                              "dimension and a bias epilogue is not "
+                              "supported, at ")
+                 << location;
+        builder_.addFill(functionIndex, gemm.c, 0.0, location);
+        continue;
+      }
       gemm.alpha = call.getAlpha().convertToDouble();
       gemm.beta = 0.0;
       gemm.epilogue = epilogueFor(call.getEpilogue());

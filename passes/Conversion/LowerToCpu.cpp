@@ -198,7 +198,8 @@ struct GenesisLowerCpuPass
     for (auto function : module.getOps<func::FuncOp>())
       if (!function->hasAttr(kKernelAttrName))
         for (Operation &op : function.getBody().getOps())
-          if (isa<FusionOp>(op) || cpu::hasOpKernel(&op))
+          if ((isa<FusionOp>(op) || cpu::hasOpKernel(&op)) &&
+              !computesNothing(&op))
             work.emplace_back(function, &op);
     LLVM_DEBUG(llvm::dbgs() << work.size() << " CPU kernels\n");
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
