@@ -73,6 +73,13 @@ FailureOr<RankedTensorType> inferTakeType(const ShapeRule &rule, Value operand,
       failed(rule.checkDim(axis, operandType->getRank(), "axis")))
     return failure();
   ArrayRef<int64_t> shape = operandType->getShape();
+  // No index is in range of an empty axis (PyTorch's index_select fails).
+  if (shape[axis] == 0 && indicesType->getNumElements() != 0) {
+    (void)rule.fail("axis ", axis, " of the operand ", *operandType,
+                    " is empty, so no index of ", *indicesType,
+                    " can be in range");
+    return failure();
+  }
   SmallVector<int64_t> result(shape.take_front(axis));
   llvm::append_range(result, indicesType->getShape());
   llvm::append_range(result, shape.drop_front(axis + 1));
@@ -530,9 +537,12 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 /// Result type of reducing `dims` of `operand`, shared by the reductions.
+/// `hasIdentity`: false for max, min and argmax, which (as in PyTorch) have
+/// no value for an empty dimension.
 static LogicalResult inferReduceType(const ShapeRule &rule, Value operand,
                                      ArrayRef<int64_t> dims, bool keepdim,
-                                     SmallVectorImpl<Type> &types) {
+                                     SmallVectorImpl<Type> &types,
+                                     bool hasIdentity = true) {
   auto type = rule.ranked(operand, "operand");
   if (failed(type))
     return failure();
@@ -540,6 +550,10 @@ static LogicalResult inferReduceType(const ShapeRule &rule, Value operand,
   size_t next = 0;
   for (int64_t d = 0; d < type->getRank(); ++d) {
     bool reduced = next < dims.size() && dims[next] == d;
+    if (reduced && !hasIdentity && type->getDimSize(d) == 0)
+      return rule.fail("cannot reduce dimension ", d, " of ", *type,
+                       ": it is empty, and max, min and argmax of no "
+                       "elements are undefined");
     if (reduced)
       ++next;
     if (!reduced)
@@ -555,17 +569,17 @@ static LogicalResult inferReduceType(const ShapeRule &rule, Value operand,
   return success();
 }
 
-#define GENESIS_REDUCE_SHAPE_RULE(OP)                                          \
+#define GENESIS_REDUCE_SHAPE_RULE(OP, HAS_IDENTITY)                            \
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
       SmallVectorImpl<Type> &types) {                                          \
     return inferReduceType(ShapeRule(loc, getOperationName()),                 \
                            adaptor.getOperand(), adaptor.getDims(),            \
-                           adaptor.getKeepdim(), types);                       \
+                           adaptor.getKeepdim(), types, HAS_IDENTITY);         \
   }
-GENESIS_REDUCE_SHAPE_RULE(ReduceSumOp)
-GENESIS_REDUCE_SHAPE_RULE(ReduceMaxOp)
-GENESIS_REDUCE_SHAPE_RULE(ReduceMinOp)
+GENESIS_REDUCE_SHAPE_RULE(ReduceSumOp, true)
+GENESIS_REDUCE_SHAPE_RULE(ReduceMaxOp, false)
+GENESIS_REDUCE_SHAPE_RULE(ReduceMinOp, false)
 #undef GENESIS_REDUCE_SHAPE_RULE
 
 LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *context,
@@ -579,7 +593,8 @@ LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *context,
     return failure();
   SmallVector<Type> reduced;
   if (failed(inferReduceType(rule, adaptor.getOperand(), {dim},
-                             adaptor.getKeepdim(), reduced)))
+                             adaptor.getKeepdim(), reduced,
+                             /*hasIdentity=*/false)))
     return failure();
   types.push_back(cast<RankedTensorType>(reduced.front())
                       .clone(IntegerType::get(context, 64)));

@@ -794,6 +794,30 @@ func.func @argmax_dim(%a: tensor<2x3xf32>) {
 
 // -----
 
+func.func @take_from_empty_axis(%t: tensor<0x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'genesis.take' op axis 0 of the operand 'tensor<0x3xf32>' is empty, so no index of 'tensor<2xi64>' can be in range}}
+  %0 = genesis.take %t, %i axis 0 : tensor<0x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @argmax_empty_dim(%a: tensor<3x0xf32>) {
+  // expected-error @+1 {{'genesis.argmax' op cannot reduce dimension 1 of 'tensor<3x0xf32>': it is empty, and max, min and argmax of no elements are undefined}}
+  %0 = genesis.argmax %a dim 1 : tensor<3x0xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_empty_dim(%a: tensor<0x4xf32>) {
+  // expected-error @+1 {{'genesis.reduce_max' op cannot reduce dimension 0 of 'tensor<0x4xf32>': it is empty}}
+  %0 = genesis.reduce_max %a dims [0] : tensor<0x4xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_dim(%a: tensor<2x3xf32>) {
   // expected-error @+1 {{'genesis.softmax' op dim 3 is out of range for rank 2}}
   %0 = genesis.softmax %a dim 3 : tensor<2x3xf32>
