@@ -215,8 +215,12 @@ private:
 
   HostArray resultArray(Operation *op, unsigned i = 0) {
     Type type = op->getResult(i).getType();
-    return HostArray(dtypeOf(cast<RankedTensorType>(type).getElementType()),
-                     shapeOf(type));
+    try {
+      return HostArray(dtypeOf(cast<RankedTensorType>(type).getElementType()),
+                       shapeOf(type));
+    } catch (const Error &error) { // too large for this machine
+      fail(op, std::string("result: ") + error.what());
+    }
   }
 
   template <typename FloatFn, typename IntFn>

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <unistd.h>
 
 namespace genesis {
 
@@ -83,7 +84,24 @@ HostArray::HostArray(DType dtype, std::vector<int64_t> shape)
   auto elementSize = static_cast<int64_t>(dtypeSize(dtype_));
   if (numel_ > std::numeric_limits<int64_t>::max() / elementSize)
     throw Error("array of type " + typeString() + " is too large");
-  storage_.resize(static_cast<size_t>(numel_ * elementSize));
+  // Checked before allocating: tools built with LLVM abort on a failed
+  // allocation ("LLVM ERROR: out of memory") instead of throwing.
+  auto bytes = static_cast<uint64_t>(numel_ * elementSize);
+  if (bytes > physicalMemoryBytes())
+    throw Error("array of type " + typeString() + " needs " +
+                std::to_string(bytes) + " bytes, more than this machine's " +
+                std::to_string(physicalMemoryBytes()) + " bytes of memory");
+  storage_.resize(static_cast<size_t>(bytes));
+}
+
+uint64_t HostArray::physicalMemoryBytes() {
+  static const uint64_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && pageSize > 0
+               ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize)
+               : std::numeric_limits<uint64_t>::max();
+  }();
+  return bytes;
 }
 
 int64_t HostArray::numelOf(const std::vector<int64_t> &shape) {

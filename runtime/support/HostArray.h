@@ -110,6 +110,8 @@ public:
   /// Product of the dimensions (1 for rank 0); throws on a negative dimension
   /// or overflow.
   static int64_t numelOf(const std::vector<int64_t> &shape);
+  /// The machine's physical memory: no array may be larger.
+  static uint64_t physicalMemoryBytes();
 
 private:
   void checkElementSize(size_t size) const;

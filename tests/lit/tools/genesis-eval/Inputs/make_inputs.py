@@ -14,6 +14,7 @@ np.save(os.path.join(out, "a.npy"), a)
 np.save(os.path.join(out, "b.npy"), b)
 np.save(os.path.join(out, "b_f64.npy"), b.astype(np.float64))
 np.save(os.path.join(out, "b_wrong_shape.npy"), b.reshape(2, 3))
+np.save(os.path.join(out, "one.npy"), np.ones(1, dtype=np.float32))
 with open(os.path.join(out, "b.npy"), "rb") as f:
     data = f.read()
 with open(os.path.join(out, "b_truncated.npy"), "wb") as f:
