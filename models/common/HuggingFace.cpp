@@ -4,11 +4,13 @@
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/formats/Json.h"
+#include "runtime/support/HostArray.h"
 #include "runtime/support/Strings.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,25 @@ ConfigFile::ConfigFile(std::string path) : path_(std::move(path)) {
 void ConfigFile::fail(const std::string &key,
                       const std::string &problem) const {
   throw Error("config file '" + path_ + "': '" + key + "' " + problem);
+}
+
+void ConfigFile::requireFitsInMemory(
+    double parameters,
+    std::initializer_list<std::pair<const char *, int64_t>> sizes) const {
+  double bytes = 4 * parameters;
+  auto memory = static_cast<double>(HostArray::physicalMemoryBytes());
+  if (bytes <= memory)
+    return;
+  std::string keys;
+  for (const auto &[key, value] : sizes)
+    keys += std::string(keys.empty() ? "" : ", ") + key + " " +
+            std::to_string(value);
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "the model's %.3g parameters need %.3g bytes in f32, more "
+                "than this machine's %.3g bytes of memory (",
+                parameters, bytes, memory);
+  throw Error("config file '" + path_ + "': " + text + keys + ")");
 }
 
 const nlohmann::json *ConfigFile::find(const std::string &key) const {

@@ -62,6 +62,14 @@ public:
   [[noreturn]] void fail(const std::string &key,
                          const std::string &problem) const;
 
+  /// Refuses, before anything is allocated, a model whose f32 parameters
+  /// (`parameters`, computed by the caller in double so that no size
+  /// overflows) exceed this machine's memory, naming `sizes` (the keys that
+  /// set the size and their values).
+  void requireFitsInMemory(
+      double parameters,
+      std::initializer_list<std::pair<const char *, int64_t>> sizes) const;
+
 private:
   std::string path_;
   nlohmann::json json_;

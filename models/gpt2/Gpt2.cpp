@@ -171,6 +171,14 @@ Gpt2Config readGpt2Config(const std::string &path) {
                             std::to_string(config.n_embd) + ")");
   file.requireDefault("n_inner", {nullptr, 4 * config.n_embd},
                       "an MLP width other than 4 n_embd is not implemented");
+  double width = static_cast<double>(config.n_embd);
+  file.requireFitsInMemory(
+      static_cast<double>(config.vocab_size + config.n_positions) * width +
+          static_cast<double>(config.n_layer) * 12 * width * width,
+      {{"vocab_size", config.vocab_size},
+       {"n_positions", config.n_positions},
+       {"n_embd", config.n_embd},
+       {"n_layer", config.n_layer}});
   return config;
 }
 

@@ -171,6 +171,18 @@ Qwen2Config readQwen2Config(const std::string &path) {
   file.requireDefault("head_dim", {config.head_dim()},
                       "a head_dim other than hidden_size / "
                       "num_attention_heads is not implemented");
+  // parameter_count() in double: no product of the sizes overflows.
+  double hidden = static_cast<double>(config.hidden_size);
+  double embedding = static_cast<double>(config.vocab_size) * hidden;
+  double layer = 4 * hidden * hidden +
+                 3 * hidden * static_cast<double>(config.intermediate_size);
+  file.requireFitsInMemory(embedding * (config.tie_word_embeddings ? 1 : 2) +
+                               static_cast<double>(config.num_hidden_layers) *
+                                   layer,
+                           {{"vocab_size", config.vocab_size},
+                            {"hidden_size", config.hidden_size},
+                            {"intermediate_size", config.intermediate_size},
+                            {"num_hidden_layers", config.num_hidden_layers}});
   return config;
 }
 
