@@ -8,14 +8,14 @@
 
 namespace genesis {
 
-namespace {
-
 std::vector<double> toDoubles(const HostArray &array) {
   std::vector<double> values(array.numel());
   for (int64_t i = 0; i < array.numel(); ++i)
     values[i] = array.getDouble(i);
   return values;
 }
+
+namespace {
 
 /// Sizes and operands in double; query head h reads key/value head
 /// h / group (grouped-query attention).

@@ -12,7 +12,12 @@
 
 #include "runtime/support/HostArray.h"
 
+#include <vector>
+
 namespace genesis {
+
+/// Every element of `array` as a double (the evaluator's working type).
+std::vector<double> toDoubles(const HostArray &array);
 
 struct AttentionInputs {
   const HostArray &query;

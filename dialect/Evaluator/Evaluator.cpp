@@ -109,13 +109,6 @@ void unflatten(int64_t flat, const Shape &shape, Shape &index) {
   }
 }
 
-std::vector<double> toDoubles(const HostArray &array) {
-  std::vector<double> values(array.numel());
-  for (int64_t i = 0; i < array.numel(); ++i)
-    values[i] = array.getDouble(i);
-  return values;
-}
-
 bool isFloat(const HostArray &array) { return isFloatDType(array.dtype()); }
 
 /// Wraps an int64 result to the width of `dtype`, as two's complement

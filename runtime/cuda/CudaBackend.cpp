@@ -749,19 +749,9 @@ AttentionStep CudaSession::compileAttention(State &state,
     state.cudnn =
         std::make_unique<cuda::CudnnAttention>(state.stream.get(), planWhere_);
   AttentionDesc desc = attentionDescOf(attention);
-  cuda::AttentionShape shape;
-  shape.batch = desc.batch;
-  shape.queryHeads = desc.queryHeads;
-  shape.kvHeads = desc.kvHeads;
-  shape.queryLength = desc.queryLength;
-  shape.kvLength = desc.kvLength;
-  shape.headDim = desc.headDim;
-  shape.causal = desc.causal;
-  shape.scale = desc.scale;
-  shape.dtype = planFile.tensorDType(desc.query);
-  shape.backward = desc.backward();
   AttentionStep step{};
-  step.plan = state.cudnn->prepare(shape, planWhere_ + ": " + where);
+  step.plan = state.cudnn->prepare(desc, planFile.tensorDType(desc.query),
+                                   planWhere_ + ": " + where);
   step.workspaceBytes = state.cudnn->workspaceBytes(step.plan);
   auto address = [&](std::optional<uint32_t> index) {
     return index ? state.addresses[*index] : CUdeviceptr(0);

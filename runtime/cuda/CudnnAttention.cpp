@@ -33,16 +33,6 @@ void *cudnn_dlhandle = nullptr;
 
 namespace genesis::cuda {
 
-bool AttentionShape::operator<(const AttentionShape &other) const {
-  auto key = [](const AttentionShape &s) {
-    return std::make_tuple(s.batch, s.queryHeads, s.kvHeads, s.queryLength,
-                           s.kvLength, s.headDim, s.causal, s.scale,
-                           static_cast<int>(s.dtype), s.backward,
-                           s.deterministic);
-  };
-  return key(*this) < key(other);
-}
-
 #ifdef GENESIS_HAVE_CUDNN_FRONTEND
 
 namespace fe = cudnn_frontend;
@@ -87,15 +77,25 @@ fe::DataType_t ioType(DType dtype) {
   return dtype == DType::F16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16;
 }
 
-std::string describe(const AttentionShape &s) {
-  return std::string(s.backward ? "attention backward" : "attention forward") +
+/// What distinguishes one execution plan from another.
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           bool, double, DType, bool>;
+
+PlanKey keyOf(const AttentionDesc &s, DType dtype) {
+  return {s.batch,   s.queryHeads, s.kvHeads, s.queryLength, s.kvLength,
+          s.headDim, s.causal,     s.scale,   dtype,         s.backward()};
+}
+
+std::string describe(const AttentionDesc &s, DType dtype) {
+  return std::string(s.backward() ? "attention backward"
+                                  : "attention forward") +
          " (B=" + std::to_string(s.batch) +
          ", Hq=" + std::to_string(s.queryHeads) +
          ", Hkv=" + std::to_string(s.kvHeads) +
          ", S=" + std::to_string(s.queryLength) +
          ", T=" + std::to_string(s.kvLength) +
          ", D=" + std::to_string(s.headDim) + (s.causal ? ", causal" : "") +
-         ", " + dtypeName(s.dtype) + ")";
+         ", " + dtypeName(dtype) + ")";
 }
 
 } // namespace
@@ -104,7 +104,7 @@ struct CudnnAttention::Impl {
   cudnnHandle_t handle = nullptr;
   std::vector<std::shared_ptr<fe::graph::Graph>> graphs;
   std::vector<int64_t> workspaces;
-  std::map<AttentionShape, size_t> indexOf;
+  std::map<PlanKey, size_t> indexOf;
 };
 
 std::string CudnnAttention::unavailableReason() {
@@ -130,12 +130,13 @@ CudnnAttention::~CudnnAttention() {
   fe::detail::destroy_handle(impl_->handle);
 }
 
-size_t CudnnAttention::prepare(const AttentionShape &s,
+size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
                                const std::string &where) {
-  if (auto found = impl_->indexOf.find(s); found != impl_->indexOf.end())
+  PlanKey key = keyOf(s, dtype);
+  if (auto found = impl_->indexOf.find(key); found != impl_->indexOf.end())
     return found->second;
   auto graph = std::make_shared<fe::graph::Graph>();
-  graph->set_io_data_type(ioType(s.dtype))
+  graph->set_io_data_type(ioType(dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   auto tensor = [&](AttentionOperand uid, const char *name, int64_t heads,
@@ -161,7 +162,7 @@ size_t CudnnAttention::prepare(const AttentionShape &s,
         .set_stride(
             {heads * length * s.headDim, length * s.headDim, s.headDim, 1});
   };
-  if (!s.backward) {
+  if (!s.backward()) {
     auto options = fe::graph::SDPA_attributes()
                        .set_name("attention")
                        .set_generate_stats(true)
@@ -189,8 +190,7 @@ size_t CudnnAttention::prepare(const AttentionShape &s,
             .set_stride({s.queryHeads * s.queryLength, s.queryLength, 1, 1}));
     auto options = fe::graph::SDPA_backward_attributes()
                        .set_name("attention_backward")
-                       .set_attn_scale(static_cast<float>(s.scale))
-                       .set_deterministic_algorithm(s.deterministic);
+                       .set_attn_scale(static_cast<float>(s.scale));
     if (bottomRight)
       options.set_causal_mask_bottom_right(true);
     else
@@ -202,7 +202,7 @@ size_t CudnnAttention::prepare(const AttentionShape &s,
     outputLike(dv, kValueGrad, s.kvHeads, s.kvLength);
   }
   auto fail = [&](const char *stage, fe::error_t status) {
-    throw Error(where + ": cuDNN cannot run this " + describe(s) + ": " +
+    throw Error(where + ": cuDNN cannot run this " + describe(s, dtype) + ": " +
                 stage + ": " + status.get_message());
   };
   if (auto status = graph->validate(); !status.is_good())
@@ -222,7 +222,7 @@ size_t CudnnAttention::prepare(const AttentionShape &s,
     fail("get_workspace_size", status);
   impl_->graphs.push_back(std::move(graph));
   impl_->workspaces.push_back(workspace);
-  return impl_->indexOf[s] = impl_->graphs.size() - 1;
+  return impl_->indexOf[key] = impl_->graphs.size() - 1;
 }
 
 uint64_t CudnnAttention::workspaceBytes(size_t index) const {
@@ -261,7 +261,8 @@ CudnnAttention::CudnnAttention(CUstream, const std::string &where) {
 
 CudnnAttention::~CudnnAttention() = default;
 
-size_t CudnnAttention::prepare(const AttentionShape &, const std::string &) {
+size_t CudnnAttention::prepare(const AttentionDesc &, DType,
+                               const std::string &) {
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #ifndef GENESIS_RUNTIME_CUDNNATTENTION_H
 #define GENESIS_RUNTIME_CUDNNATTENTION_H
 
+#include "runtime/plan/PlanFile.h"
 #include "runtime/support/DType.h"
 
 #include <cuda.h>
@@ -24,25 +25,6 @@
 #include <string>
 
 namespace genesis::cuda {
-
-/// What one Attention step computes (Plan.fbs's Attention table).
-struct AttentionShape {
-  int64_t batch = 0;
-  int64_t queryHeads = 0;
-  int64_t kvHeads = 0;
-  int64_t queryLength = 0;
-  int64_t kvLength = 0;
-  int64_t headDim = 0;
-  bool causal = false;
-  double scale = 1.0;
-  /// bf16 or f16: of q, k, v, out and their gradients (logsumexp is f32).
-  DType dtype = DType::BF16;
-  bool backward = false;
-  /// The backward without float atomics, bitwise reproducible.
-  bool deterministic = false;
-
-  bool operator<(const AttentionShape &other) const;
-};
 
 /// The device addresses an attention step reads and writes, in this order.
 /// A forward step uses the first five.
@@ -71,9 +53,11 @@ public:
   CudnnAttention(const CudnnAttention &) = delete;
   CudnnAttention &operator=(const CudnnAttention &) = delete;
 
-  /// Builds the execution plan for `shape` unless one exists; returns its
-  /// index. Throws, naming `where` and the shape, when cuDNN supports none.
-  size_t prepare(const AttentionShape &shape, const std::string &where);
+  /// Builds the execution plan for the sizes of `step` (its tensors of
+  /// `dtype`, bf16 or f16) unless one exists; returns its index. Throws,
+  /// naming `where` and the shape, when cuDNN supports none.
+  size_t prepare(const AttentionDesc &step, DType dtype,
+                 const std::string &where);
   /// Scratch bytes that plan `index` needs during a run.
   uint64_t workspaceBytes(size_t index) const;
   /// Enqueues plan `index` on the stream.

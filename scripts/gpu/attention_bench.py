@@ -117,7 +117,6 @@ def scaled_error(got, want):
 
 def torch_case_errors(cases, genesis_run):
     """torch SDPA's error on each fused attention case, in its precision."""
-    import json
     rows = []
     for name in sorted(os.listdir(cases)):
         if not (name.startswith("FusedAttentionMixedPrecision") and name.endswith(".gplan")):

@@ -25,7 +25,6 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 import tempfile
 
 import numpy as np
@@ -33,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 from transformers import GPT2Config, GPT2LMHeadModel
+
+from stdlib_corpus import stdlib_tokens
 
 CARRY = sys.argv[1]
 OUT = sys.argv[2] if len(sys.argv) > 2 else "."
@@ -42,17 +43,6 @@ BATCH, SEQ, LAYERS, WIDTH, VOCAB = 16, 1024, 12, 768, 50257
 STEPS = int(os.environ.get("GPT2_STEPS", "20"))
 LR = 3e-4
 PEAK_FLOPS = 989e12
-
-
-def stdlib_tokens(limit=8 << 20):
-    root = sysconfig.get_paths()["stdlib"]
-    data = bytearray()
-    for directory, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            if name.endswith(".py") and len(data) < limit:
-                with open(os.path.join(directory, name), "rb") as f:
-                    data += f.read()
-    return np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
 
 
 def genesis_run(args, plan=PLAN):

@@ -47,7 +47,6 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 
@@ -57,6 +56,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
+from stdlib_corpus import stdlib_tokens
+
 BATCH, SEQ, LAYERS, HEADS, WIDTH, VOCAB = 16, 1024, 12, 12, 768, 50257
 STEPS = int(os.environ.get("GPT2_STEPS", "50"))
 WARMUP = 10  # PyTorch steps left out of the timing
@@ -65,17 +66,6 @@ PEAK_FLOPS = 989e12
 TOLERANCE = 0.05
 TIMEOUT_S = 1800
 CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
-
-
-def stdlib_tokens(limit=8 << 20):
-    root = sysconfig.get_paths()["stdlib"]
-    data = bytearray()
-    for directory, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            if name.endswith(".py") and len(data) < limit:
-                with open(os.path.join(directory, name), "rb") as f:
-                    data += f.read()
-    return np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
 
 
 class CausalSelfAttention(nn.Module):

@@ -150,6 +150,16 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
 
 constexpr double kF32 = 1e-5;
 
+/// f32 values uniform in (-bound, bound), as initialisers draw weights.
+HostArray uniformArray(std::vector<int64_t> shape, double bound,
+                       uint64_t seed) {
+  HostArray array(DType::F32, std::move(shape));
+  Generator generator(seed);
+  for (int64_t i = 0; i < array.numel(); ++i)
+    array.setDouble(i, (2 * generator.uniform() - 1) * bound);
+  return array;
+}
+
 /// Checks `error` from deviceError: within `tolerance`, or a visible skip.
 #define EXPECT_ON_DEVICE(error, tolerance)                                     \
   do {                                                                         \
@@ -455,39 +465,9 @@ TEST(CudaBackend, FusedAttentionMixedPrecision) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
-// A classifier of 1500 classes and its gradients (genesis-pad-classes pads
-// it to 1536 with -1e30 logits): the loss, dL/dx and dL/dw equal the
-// unpadded evaluator's to f32 precision.
-TEST(CudaBackend, PaddedClassifierLossAndGradients) {
-  EXPECT_ON_DEVICE(deviceError(R"(
-    func.func @f(%x: tensor<64x128xf32>, %w: tensor<1500x128xf32>, %y: tensor<64xi64>)
-        -> (tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>) {
-      %l = genesis.matmul %x, %w transpose_rhs : tensor<64x128xf32>, tensor<1500x128xf32>
-      %loss = genesis.cross_entropy %l, %y : (tensor<64x1500xf32>, tensor<64xi64>) -> tensor<f32>
-      %one = genesis.constant dense<1.0> : tensor<f32>
-      %dl = genesis.cross_entropy_grad %l, %y, %one : (tensor<64x1500xf32>, tensor<64xi64>, tensor<f32>) -> tensor<64x1500xf32>
-      %dx = genesis.matmul %dl, %w : tensor<64x1500xf32>, tensor<1500x128xf32>
-      %dw = genesis.matmul %dl, %x transpose_lhs : tensor<64x1500xf32>, tensor<64x128xf32>
-      return %loss, %dx, %dw : tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>
-    })",
-                               5,
-                               {{2, indexArray(DType::I64, {64}, 1500, 93)}}),
-                   kF32);
-}
-
-// The same classifier in bf16 and f16 (genesis-amp): the GEMMs in 16 bits,
-// cross-entropy reading the 16-bit logits through the padding's select and
-// writing a 16-bit gradient for the backward GEMMs. Weights of 1/sqrt(K)
-// keep the logits O(1), so the errors are mixed precision's GEMM budget.
-TEST(CudaBackend, SixteenBitClassifierLossAndGradients) {
-  auto uniform = [](std::vector<int64_t> shape, double bound, uint64_t seed) {
-    HostArray array(DType::F32, shape);
-    Generator generator(seed);
-    for (int64_t i = 0; i < array.numel(); ++i)
-      array.setDouble(i, (2 * generator.uniform() - 1) * bound);
-    return array;
-  };
-  std::string ir = R"(
+/// A classifier of 1500 classes: its loss, and the gradients of its input
+/// and weight.
+constexpr const char *kClassifier = R"(
     func.func @f(%x: tensor<64x128xf32>, %w: tensor<1500x128xf32>, %y: tensor<64xi64>)
         -> (tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>) {
       %l = genesis.matmul %x, %w transpose_rhs : tensor<64x128xf32>, tensor<1500x128xf32>
@@ -498,12 +478,27 @@ TEST(CudaBackend, SixteenBitClassifierLossAndGradients) {
       %dw = genesis.matmul %dl, %x transpose_lhs : tensor<64x1500xf32>, tensor<64x128xf32>
       return %loss, %dx, %dw : tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>
     })";
+
+// A classifier of 1500 classes and its gradients (genesis-pad-classes pads
+// it to 1536 with -1e30 logits): the loss, dL/dx and dL/dw equal the
+// unpadded evaluator's to f32 precision.
+TEST(CudaBackend, PaddedClassifierLossAndGradients) {
+  EXPECT_ON_DEVICE(deviceError(kClassifier, 5,
+                               {{2, indexArray(DType::I64, {64}, 1500, 93)}}),
+                   kF32);
+}
+
+// The same classifier in bf16 and f16 (genesis-amp): the GEMMs in 16 bits,
+// cross-entropy reading the 16-bit logits through the padding's select and
+// writing a 16-bit gradient for the backward GEMMs. Weights of 1/sqrt(K)
+// keep the logits O(1), so the errors are mixed precision's GEMM budget.
+TEST(CudaBackend, SixteenBitClassifierLossAndGradients) {
   std::map<unsigned, HostArray> given{
-      {0, uniform({64, 128}, 1.0, 95)},
-      {1, uniform({1500, 128}, 1.0 / std::sqrt(128.0), 96)},
+      {0, uniformArray({64, 128}, 1.0, 95)},
+      {1, uniformArray({1500, 128}, 1.0 / std::sqrt(128.0), 96)},
       {2, indexArray(DType::I64, {64}, 1500, 97)}};
-  double bf16 = deviceError(ir, 9, given, {}, "bf16");
-  double f16 = deviceError(ir, 9, given, {}, "f16");
+  double bf16 = deviceError(kClassifier, 9, given, {}, "bf16");
+  double f16 = deviceError(kClassifier, 9, given, {}, "f16");
   if (bf16 >= 0) {
     EXPECT_LE(f16, toleranceFor("f16"));
   }
@@ -925,17 +920,11 @@ TEST(CudaBackend, MixedPrecisionGemms) {
     })";
   // Uniform in (-bound, bound): weights of 1/sqrt(K) (K = 256), queries and
   // keys of 1/2 (64 products of them stay O(1)).
-  auto uniform = [](std::vector<int64_t> shape, double bound, uint64_t seed) {
-    HostArray array(DType::F32, shape);
-    Generator generator(seed);
-    for (int64_t i = 0; i < array.numel(); ++i)
-      array.setDouble(i, (2 * generator.uniform() - 1) * bound);
-    return array;
-  };
-  std::map<unsigned, HostArray> weights{{1, uniform({256, 512}, 1.0 / 16, 81)},
-                                        {3, uniform({256, 512}, 1.0 / 16, 82)},
-                                        {4, uniform({4, 32, 64}, 0.5, 84)},
-                                        {5, uniform({4, 48, 64}, 0.5, 85)}};
+  std::map<unsigned, HostArray> weights{
+      {1, uniformArray({256, 512}, 1.0 / 16, 81)},
+      {3, uniformArray({256, 512}, 1.0 / 16, 82)},
+      {4, uniformArray({4, 32, 64}, 0.5, 84)},
+      {5, uniformArray({4, 48, 64}, 0.5, 85)}};
   double bf16 = deviceError(ir, 83, weights, {}, "bf16");
   double f16 = deviceError(ir, 83, weights, {}, "f16");
   if (bf16 >= 0) {
