@@ -99,7 +99,7 @@ struct GenesisPadClassesPass
     if (multiple < 1) {
       getOperation().emitError("genesis-pad-classes: multiple must be "
                                "positive, not ")
-          << multiple;
+          << static_cast<int64_t>(multiple);
       return signalPassFailure();
     }
     SmallVector<MatmulOp> gemms;

@@ -1,5 +1,6 @@
 // RUN: genesis-opt %s --split-input-file --genesis-pad-classes=min-classes=512 | FileCheck %s
 // RUN: genesis-opt %s --split-input-file --genesis-pad-classes="multiple=8 min-classes=8" | FileCheck %s --check-prefix=SMALL
+// RUN: not genesis-opt %s --split-input-file --genesis-pad-classes=multiple=0 2>&1 | FileCheck %s --check-prefix=BAD
 
 // 1000 classes become 1024: the weight is padded with zero rows, the logits
 // of the 24 padded classes get -1e30 (an iota compared with 1000), and the
@@ -17,6 +18,7 @@
 // CHECK: %[[E:.+]] = genesis.reshape %[[S]] : tensor<16x1024xf32> -> tensor<2x8x1024xf32>
 // CHECK: %[[F:.+]] = genesis.reshape %[[E]] : tensor<2x8x1024xf32> -> tensor<16x1024xf32>
 // CHECK: genesis.cross_entropy %[[F]], %{{.+}} : (tensor<16x1024xf32>, tensor<16xi64>)
+// BAD: error: genesis-pad-classes: multiple must be positive, not 0
 // SMALL-LABEL: func.func @lm_head(
 // SMALL-NOT: genesis.pad
 func.func @lm_head(%x: tensor<16x64xf32>, %w: tensor<1000x64xf32>, %y: tensor<16xi64>) -> tensor<f32> {
