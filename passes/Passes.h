@@ -33,6 +33,11 @@ namespace genesis {
 mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
                                                   llvm::ArrayRef<unsigned> wrt);
 
+/// The ops that only move elements (transpose, slice, reshape, pad,
+/// concat), which loop fusions compute by index mapping (genesis-fuse's
+/// rule 2).
+bool isDataMovement(mlir::Operation *op);
+
 /// Whether `op` has results and every one is a tensor of zero elements
 /// (`tensor<3x0xf32>`, valid in PyTorch and MLIR): it computes nothing, so
 /// the lowerings emit no kernel for it and the plan no step.

@@ -149,6 +149,14 @@ def GenesisAmp : Pass<"genesis-amp", "mlir::func::FuncOp"> {
     cast before them, and a result's reshapes reshape the 16-bit product,
     the cast following them.
 
+    A GEMM whose only use is `genesis.add` of `broadcast_in_dim %bias,
+    [rank - 1]` (a 1-D f32 bias of the last dimension), directly or through
+    one reshape that keeps the last dimension, becomes a
+    `genesis.library_call` with the `bias` epilogue, the bias cast to
+    `compute-type` as autocast's linear casts it, and a 16-bit result
+    (reshaped, then cast back to f32): the sum is rounded once, by the GEMM,
+    and a linear layer's output is stored in 16 bits only.
+
     Cross-entropy with reduction none over 1024 classes or more (the GPU's
     wide kernel; genesis-decompose-cross-entropy leaves the mean to a
     reduce_sum) whose f32 logits widen a 16-bit GEMM result, through
@@ -245,14 +253,22 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        The new call takes the absorbed op's place, at the `FusedLoc` of both
        locations; a constant or broadcast left without users is erased.
     2. Loop fusion (XLA's). Fusible ops are the genesis ops with the
-       `Elementwise` trait, `genesis.broadcast_in_dim` and splat
-       `genesis.constant`s. Ops are visited consumers first (reverse program
-       order). An op joins the group of its users when all of its users are
-       in that one group, so nothing is computed twice; otherwise it roots a
-       group of its own. *Cheap* ops belong to no group but are cloned into
-       every group that uses them: splat constants, and broadcasts whose
+       `Elementwise` trait, `genesis.broadcast_in_dim`, splat
+       `genesis.constant`s and the data-movement ops `transpose`, `slice`,
+       `pad` and `concat` (computed by index mapping). Ops are visited
+       consumers first (reverse program order). An op joins the group of its
+       users when all of its users are in that one group, so nothing is
+       computed twice; otherwise it roots a group of its own. Data movement
+       joins loop groups only, never a reduction's (rule 3). A `reshape`
+       joins the loop group of all of its users only when its operand's
+       producer is fusible and used by it alone; any other reshape stays an
+       alias of its operand. *Cheap* ops belong to no group but are cloned
+       into every group that uses them: splat constants, broadcasts whose
        operand comes from outside every group anyway (a block argument, a
-       cheap op, a reduction or a non-fusible op).
+       cheap op, a reduction or a non-fusible op), and float casts that
+       widen such a value (a 16-bit GEMM result read in f32) when every user
+       is an elementwise op, a data-movement op other than reshape, or a
+       reduction: the wide copy is never stored.
     3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
        always roots a group, which its consumers never join; its producers
        join it as in 2. A producer with users elsewhere may still join a
@@ -264,12 +280,13 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        its results only after reading all of its inputs), so the groups stay
        acyclic. The first such group, in program order of the producer's
        users, is taken.
-    4. Every other op (compound ops, layout and indexing ops, `iota`,
+    4. Every other op (compound ops, indexing ops (take, scatter_add), `iota`,
        `argmax`, optimizer updates, collectives, non-splat constants,
        library calls, existing fusions) stays as it is, as does an op
        without users. A group of one op is still a fusion, except a single
        broadcast whose users are all non-fusible, which stays as it is, like
-       a cheap op that no group uses.
+       a cheap op that no group uses, and a single data-movement op that
+       reads no cheap op, which keeps its own kernel.
     5. Each group becomes a `genesis.fusion` at its last op. Its inputs are
        the values it uses from outside, deduplicated in first-use order and
        bound to block arguments in the same order; its ops move in, cheap

@@ -167,12 +167,16 @@ def Genesis_AddOp : Genesis_BinaryOp<"add", Genesis_NumericTensor, [Genesis_Diff
     `result[i] = lhs[i] + rhs[i]`. Operands must have identical types
     (broadcast explicitly). Folds `x + 0` for integers and `x + (-0.0)` for
     floats; `x + 0.0` is kept because it turns `-0.0` into `+0.0`.
+    Canonicalizes `pad(a) + pad(b)`, where the pads (one dimension, no
+    interior padding) place `a` and `b` side by side, to
+    `pad(concat(a + 0, b + 0))` (no padded copies summed; the same bits).
 
     ```mlir
     %2 = genesis.add %0, %1 : tensor<4x8xf32>
     ```
   }];
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Genesis_SubOp : Genesis_BinaryOp<"sub", Genesis_NumericTensor, [Genesis_Differentiable]> {

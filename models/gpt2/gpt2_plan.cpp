@@ -13,10 +13,13 @@
 #include "dialect/Utils/CommandLine.h"
 #include "models/gpt2/Gpt2.h"
 #include "models/lm/LmPlan.h"
+#include "passes/Passes.h"
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
 
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <chrono>
@@ -64,6 +67,14 @@ static llvm::cl::opt<std::string>
               llvm::cl::desc("Directory for gpt.gplan and init.safetensors"));
 
 int main(int argc, char **argv) {
+  // --mlir-timing, --mlir-print-ir-after=... and the rest of MLIR's pass
+  // manager options apply to the compile pipeline; --help lists only
+  // gpt2-plan's own.
+  // First: --mlir-print-ir-after=<pass> lists the passes registered when
+  // it is created.
+  genesis::registerGenesisPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   showOnlyOptions("gpt2-plan options",
                   {std::addressof(layers), std::addressof(heads),
                    std::addressof(width), std::addressof(vocab),

@@ -2,6 +2,7 @@
 
 #include "passes/Analysis/RowFusion.h"
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -36,8 +37,9 @@ std::optional<SmallVector<int64_t>> rowFusionShape(Block &body) {
   std::optional<SmallVector<int64_t>> rowShape;
   llvm::DenseSet<Value> fromReduction;
   for (Operation &op : body.without_terminator()) {
-    // The row kernel combines sums and maxima only.
-    if (isa<ReduceMinOp>(op))
+    // The row kernel combines sums and maxima only, and reads its inputs
+    // in row order (no data movement).
+    if (isa<ReduceMinOp>(op) || isDataMovement(&op))
       return std::nullopt;
     bool derived = llvm::any_of(op.getOperands(), [&](Value operand) {
       return fromReduction.contains(operand);

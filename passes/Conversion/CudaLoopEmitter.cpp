@@ -36,7 +36,8 @@ bool isVectorElement(Type type) {
 /// elements per iteration. Inputs of the result's shape and a 32-bit type
 /// are read, and 32-bit results written, as one 16-byte vector per
 /// iteration; 16-bit ones (mixed precision's casts) as one 8-byte vector;
-/// broadcast inputs are read element by element through the index map.
+/// broadcast inputs, and inputs read through data-movement ops, are read
+/// element by element through the index map.
 FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                                     OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
@@ -96,11 +97,14 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
         // The vector of each vectorised input, loaded on first use.
         DenseMap<unsigned, SmallVector<Value>> lanes;
         int64_t lane = 0;
+        SmallVector<Value> laneIndex;
         ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
         emitter.argumentLoader = [&](BlockArgument argument,
                                      ValueRange index) -> FailureOr<Value> {
           unsigned k = argument.getArgNumber();
-          if (!vectorInput[k])
+          // An input read through a transpose, slice, reshape, pad or
+          // concat is read at another index than the lane's: one element.
+          if (!vectorInput[k] || !llvm::equal(index, laneIndex))
             return memref::LoadOp::create(b, loc, kernel.inputs[k], index)
                 .getResult();
           auto &loaded = lanes[k];
@@ -128,6 +132,7 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
             index =
                 im.delinearize(lane ? im.add(base, im.c(lane)) : base, shape);
           }
+          laneIndex = index;
           emitter.beginElement(index);
           for (auto [r, value] : llvm::enumerate(yield.getValues())) {
             FailureOr<Value> scalar = emitter.at(value, index);

@@ -11,6 +11,7 @@
 #define GENESIS_PASSES_CONVERSION_ELEMENTEMITTER_H
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -134,7 +135,8 @@ private:
     // ops that move values exactly (selects, splats, broadcasts) produce
     // them; arithmetic is f32.
     bool storage = (element.isBF16() || element.isF16()) &&
-                   isa<CastOp, SelectOp, ConstantOp, BroadcastInDimOp>(op);
+                   (isa<CastOp, SelectOp, ConstantOp, BroadcastInDimOp>(op) ||
+                    isDataMovement(op));
     if (!element.isF32() && !element.isF64() && !element.isInteger(1) &&
         !element.isInteger(32) && !element.isInteger(64) && !storage)
       return unsupported(op);
@@ -157,6 +159,8 @@ private:
                 : index[dim]);
       return at(broadcast.getOperand(), mapped);
     }
+    if (isDataMovement(op))
+      return move(op, index);
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
       FailureOr<Value> scalar = at(operand, index);
@@ -382,6 +386,131 @@ private:
         })
         .Case([&](CastOp cast) { return convert(cast, x[0], element); })
         .Default([&](Operation *other) { return unsupported(other); });
+  }
+
+  Value indexConstant(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  /// Whether `i` lies in [begin, end).
+  Value inRange(Value i, int64_t begin, int64_t end) {
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i,
+                                      indexConstant(begin));
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                       indexConstant(end));
+    return arith::AndIOp::create(b, loc, low, high);
+  }
+
+  /// The element of a transpose, slice, reshape, pad or concat at `index`:
+  /// the operand's element at the mapped index. Pad and concat read every
+  /// operand at an index clamped into it and select (no branch, no load out
+  /// of bounds; a lane outside an operand reads its first element).
+  FailureOr<Value> move(Operation *op, ValueRange index) {
+    auto shapeOf = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getShape();
+    };
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      SmallVector<Value> mapped(index.size());
+      for (auto [i, dim] : llvm::enumerate(transpose.getPermutation()))
+        mapped[dim] = index[i];
+      return at(transpose.getOperand(), mapped);
+    }
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      SmallVector<Value> mapped;
+      for (auto [i, start, stride] :
+           llvm::zip(index, slice.getStart(), slice.getStride())) {
+        Value v = i;
+        if (stride != 1)
+          v = arith::MulIOp::create(b, loc, v, indexConstant(stride));
+        if (start != 0)
+          v = arith::AddIOp::create(b, loc, v, indexConstant(start));
+        mapped.push_back(v);
+      }
+      return at(slice.getOperand(), mapped);
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      ArrayRef<int64_t> to = shapeOf(reshape.getResult());
+      ArrayRef<int64_t> from = shapeOf(reshape.getOperand());
+      Value linear = indexConstant(0);
+      for (auto [i, extent] : llvm::zip(index, to))
+        linear = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, linear, indexConstant(extent)), i);
+      SmallVector<Value> mapped(from.size());
+      for (int64_t d = static_cast<int64_t>(from.size()) - 1; d >= 0; --d) {
+        Value extent = indexConstant(from[d]);
+        mapped[d] =
+            d == 0 ? linear
+                   : arith::RemUIOp::create(b, loc, linear, extent).getResult();
+        if (d > 0)
+          linear = arith::DivUIOp::create(b, loc, linear, extent);
+      }
+      return at(reshape.getOperand(), mapped);
+    }
+    Type element =
+        cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+    Value zero = isFloat(element) ? constantFloat(element, 0.0)
+                                  : constantInt(element, 0);
+    if (auto pad = dyn_cast<PadOp>(op)) {
+      ArrayRef<int64_t> operandShape = shapeOf(pad.getOperand());
+      if (llvm::is_contained(operandShape, 0))
+        return zero; // nothing to read
+      Value inside;
+      SmallVector<Value> mapped;
+      for (auto [d, i] : llvm::enumerate(index)) {
+        int64_t low = pad.getLow()[d], step = pad.getInterior()[d] + 1;
+        int64_t n = operandShape[d];
+        Value shifted =
+            low == 0 ? Value(i)
+                     : arith::SubIOp::create(b, loc, i, indexConstant(low))
+                           .getResult();
+        Value ok = inRange(i, low, low + (n - 1) * step + 1);
+        Value source = shifted;
+        if (step != 1) {
+          Value c = indexConstant(step);
+          Value onGrid = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemSIOp::create(b, loc, shifted, c), indexConstant(0));
+          ok = arith::AndIOp::create(b, loc, ok, onGrid);
+          source = arith::DivSIOp::create(b, loc, shifted, c);
+        }
+        inside =
+            inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
+        mapped.push_back(source);
+      }
+      for (Value &m : mapped)
+        m = arith::SelectOp::create(b, loc, inside, m, indexConstant(0));
+      FailureOr<Value> value = at(pad.getOperand(), mapped);
+      if (failed(value))
+        return failure();
+      return arith::SelectOp::create(b, loc, inside, *value, zero).getResult();
+    }
+    auto concat = cast<ConcatOp>(op);
+    int64_t dim = concat.getDim();
+    Value result;
+    int64_t offset = 0;
+    for (Value input : concat.getInputs()) {
+      int64_t n = shapeOf(input)[dim];
+      if (n == 0)
+        continue; // no element, nothing to read
+      Value ok = inRange(index[dim], offset, offset + n);
+      SmallVector<Value> mapped(index.begin(), index.end());
+      Value shifted = offset == 0 ? Value(index[dim])
+                                  : arith::SubIOp::create(b, loc, index[dim],
+                                                          indexConstant(offset))
+                                        .getResult();
+      mapped[dim] =
+          arith::SelectOp::create(b, loc, ok, shifted, indexConstant(0));
+      FailureOr<Value> value = at(input, mapped);
+      if (failed(value))
+        return failure();
+      result =
+          result
+              ? arith::SelectOp::create(b, loc, ok, *value, result).getResult()
+              : *value;
+      offset += n;
+    }
+    return result ? result : zero;
   }
 
   /// genesis.cast: float rounding, saturating float -> int with NaN -> 0,

@@ -83,6 +83,8 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
     };
     for (MatmulOp matmul : matmuls) {
       Value lhs = castToLow(matmul.getLhs()), rhs = castToLow(matmul.getRhs());
+      if (addBiasInEpilogue(matmul, lhs, rhs, castToLow))
+        continue;
       OpBuilder builder(matmul);
       Value product =
           MatmulOp::create(builder, matmul.getLoc(), lhs, rhs,
@@ -107,6 +109,68 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
         }
     }
     readSixteenBitLogits(function, low);
+  }
+
+  /// A bias added to the GEMM's result, `add(matmul, broadcast(bias))`,
+  /// directly or after a reshape that keeps the last dimension, becomes a
+  /// `genesis.library_call` with the bias epilogue and a 16-bit result (the
+  /// bias cast to 16 bits, as autocast's linear does): the sum is rounded
+  /// once, by the GEMM, and no f32 copy of it is stored. Returns whether
+  /// `matmul` was rewritten so.
+  bool addBiasInEpilogue(MatmulOp matmul, Value lhs, Value rhs,
+                         const std::function<Value(Value)> &castToLow) {
+    Value result = matmul.getResult();
+    if (!result.hasOneUse())
+      return false;
+    Operation *user = *result.user_begin();
+    auto reshape = dyn_cast<ReshapeOp>(user);
+    if (reshape) {
+      auto from = cast<RankedTensorType>(result.getType());
+      auto to = cast<RankedTensorType>(reshape.getType());
+      if (!reshape.getResult().hasOneUse() ||
+          to.getShape().back() != from.getShape().back())
+        return false;
+      user = *reshape.getResult().user_begin();
+    }
+    auto add = dyn_cast<AddOp>(user);
+    if (!add)
+      return false;
+    Value summed = reshape ? reshape.getResult() : result;
+    Value other = add.getLhs() == summed ? add.getRhs() : add.getLhs();
+    auto broadcast = other.getDefiningOp<BroadcastInDimOp>();
+    if (!broadcast)
+      return false;
+    auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
+    auto sumType = cast<RankedTensorType>(add.getType());
+    int64_t last = sumType.getRank() - 1;
+    if (biasType.getRank() != 1 || !biasType.getElementType().isF32() ||
+        biasType.getDimSize(0) != sumType.getDimSize(last) ||
+        broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
+      return false;
+    Value bias = castToLow(broadcast.getOperand());
+    // At the add, which both the bias and the operands dominate.
+    OpBuilder builder(add);
+    Location loc = builder.getFusedLoc({matmul.getLoc(), add.getLoc()});
+    auto lowType = [&](Value v) {
+      return RankedTensorType::get(
+          cast<RankedTensorType>(v.getType()).getShape(),
+          getElementTypeOrSelf(lhs.getType()));
+    };
+    Value product = LibraryCallOp::create(
+        builder, loc, lowType(result), GemmEpilogue::bias, lhs, rhs, bias,
+        matmul.getTransposeLhs(), matmul.getTransposeRhs(), APFloat(1.0));
+    if (reshape)
+      product = ReshapeOp::create(builder, reshape.getLoc(), lowType(summed),
+                                  product);
+    add.getResult().replaceAllUsesWith(
+        CastOp::create(builder, loc, sumType, product).getResult());
+    add.erase();
+    if (reshape)
+      reshape.erase();
+    matmul.erase();
+    if (broadcast->use_empty())
+      broadcast.erase();
+    return true;
   }
 
   /// The 16-bit value that `value` widens, through reshapes and selects of

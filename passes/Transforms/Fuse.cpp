@@ -29,6 +29,10 @@ namespace genesis {
 using namespace mlir;
 using namespace genesis;
 
+bool genesis::isDataMovement(Operation *op) {
+  return isa<TransposeOp, SliceOp, ReshapeOp, PadOp, ConcatOp>(op);
+}
+
 //===----------------------------------------------------------------------===//
 // Rule 1: library calls
 //===----------------------------------------------------------------------===//
@@ -157,19 +161,44 @@ bool isReduction(Operation *op) {
   return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op);
 }
 
-/// Elementwise ops and broadcasts that fuse by the no-duplication rule.
+/// Elementwise ops, broadcasts and the data-movement ops but reshape, which
+/// fuse by the no-duplication rule (a reshape joins only as
+/// Fuser::joinsWithReshape says).
 bool isLoopFusible(Operation *op, const llvm::SetVector<Operation *> &cheap) {
   if (!isa<GenesisDialect>(op->getDialect()) || cheap.contains(op))
     return false;
   return isa<BroadcastInDimOp>(op) ||
-         op->hasTrait<mlir::OpTrait::Elementwise>();
+         op->hasTrait<mlir::OpTrait::Elementwise>() ||
+         (isDataMovement(op) && !isa<ReshapeOp>(op));
 }
 
-/// Splat constants, and broadcasts whose operand is never inside a group:
-/// cloned into each group that uses them.
+/// A float cast that widens (a 16-bit GEMM result read in f32) a value from
+/// outside every group, used only by elementwise ops, data-movement ops
+/// other than reshape and reductions, which all join groups: cloned into
+/// each, so the wide value is never stored.
+bool isCheapWidening(CastOp cast, const llvm::SetVector<Operation *> &cheap) {
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getOperand()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  if (!from || !to || from.getWidth() >= to.getWidth())
+    return false;
+  Operation *producer = cast.getOperand().getDefiningOp();
+  if (producer && isLoopFusible(producer, cheap))
+    return false;
+  return !cast->use_empty() &&
+         llvm::all_of(cast->getUsers(), [](Operation *user) {
+           return isReduction(user) ||
+                  user->hasTrait<mlir::OpTrait::Elementwise>() ||
+                  (isDataMovement(user) && !isa<ReshapeOp>(user));
+         });
+}
+
+/// Splat constants, widening casts (isCheapWidening), and broadcasts whose
+/// operand is never inside a group: cloned into each group that uses them.
 bool isCheap(Operation *op, const llvm::SetVector<Operation *> &cheap) {
   if (auto constant = dyn_cast<ConstantOp>(op))
     return constant.getValue().isSplat();
+  if (auto widening = dyn_cast<CastOp>(op))
+    return isCheapWidening(widening, cheap);
   auto broadcast = dyn_cast<BroadcastInDimOp>(op);
   if (!broadcast)
     return false;
@@ -216,12 +245,21 @@ public:
 private:
   /// Places `op` (rules 2 and 3); ops are visited consumers first.
   void assign(Operation *op) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (std::optional<unsigned> target = joinsWithReshape(reshape))
+        join(op, *target);
+      return;
+    }
     bool reduction = isReduction(op);
     if ((!reduction && !isLoopFusible(op, cheap)) || op->use_empty())
       return;
     if (!reduction && grouping) {
       std::optional<unsigned> target = soleUserGroup(op);
-      if (!target)
+      // A reduction's kernels read their operands row by row or column by
+      // column: data movement stays in loop groups.
+      if (target && isDataMovement(op) && groups[*target].reductionShape)
+        target = std::nullopt;
+      if (!target && !isDataMovement(op))
         target = multiOutputGroup(op);
       if (target) {
         join(op, *target);
@@ -238,6 +276,21 @@ private:
   void join(Operation *op, unsigned group) {
     groups[group].members.push_back(op);
     groupOf[op] = group;
+  }
+
+  /// The loop group a reshape joins: the one of all of its users, when its
+  /// operand's producer is loop-fusible and used by it alone (so the
+  /// producer joins too and the reshaped value is never stored). Any other
+  /// reshape stays an alias of its operand, read without index arithmetic.
+  std::optional<unsigned> joinsWithReshape(ReshapeOp reshape) {
+    Operation *producer = reshape.getOperand().getDefiningOp();
+    if (!grouping || !producer || !isLoopFusible(producer, cheap) ||
+        !reshape.getOperand().hasOneUse())
+      return std::nullopt;
+    std::optional<unsigned> target = soleUserGroup(reshape);
+    if (!target || groups[*target].reductionShape)
+      return std::nullopt;
+    return target;
   }
 
   /// The group holding every user of `op`, if there is one.
@@ -308,10 +361,18 @@ private:
   }
 
   /// A broadcast alone in its group whose users are all non-fusible stays
-  /// as it is (rule 4).
+  /// as it is (rule 4), and so does a data-movement op alone in its group
+  /// that reads no cheap op (its own kernel moves the data as fast).
   bool isLoneBroadcast(const Group &group) {
     Operation *op = group.members.front();
-    return group.members.size() == 1 && isa<BroadcastInDimOp>(op) &&
+    if (group.members.size() != 1)
+      return false;
+    if (isDataMovement(op))
+      return llvm::none_of(op->getOperands(), [&](Value operand) {
+        Operation *producer = operand.getDefiningOp();
+        return producer && cheap.contains(producer);
+      });
+    return isa<BroadcastInDimOp>(op) &&
            llvm::none_of(op->getUsers(), [&](Operation *user) {
              return groupOf.contains(user);
            });

@@ -93,6 +93,8 @@ def main():
             if os.environ.get("GPT2_PROFILE"):
                 # The 25 slowest steps of one profiled run, and each kind's total.
                 profile = genesis_run(common + ["--bench", "1", "--profile"])
+                with open(os.path.join(OUT, "gpt2-profile.txt"), "w") as f:
+                    f.write(profile)  # every step, for a per-kernel look
                 steps = re.findall(r"#\d+\s+([0-9.]+) ms\s+(\S+) (\S+)\s+@ (.*)", profile)
                 kinds = {}
                 for t, kind, what, _ in steps:

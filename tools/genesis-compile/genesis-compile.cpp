@@ -198,6 +198,9 @@ int main(int argc, char **argv) {
   // --mlir-timing, --mlir-print-ir-after-all and the rest of MLIR's pass
   // manager options apply to the compile pipeline (lowerForTarget); --help
   // lists only genesis-compile's own.
+  // First: --mlir-print-ir-after=<pass> lists the passes registered when
+  // it is created.
+  genesis::registerGenesisPasses();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   showOnlyOptions("genesis-compile options",

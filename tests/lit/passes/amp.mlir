@@ -4,15 +4,16 @@
 
 // Each f32 value feeding a GEMM is cast once (the weight %w feeds three);
 // a GEMM's result goes back to f32 for its users, and a GEMM that reads
-// another's result takes its 16-bit value directly.
+// another's result takes its 16-bit value directly. A bias added to a GEMM's
+// result is cast to 16 bits and becomes the GEMM's epilogue: the sum is
+// rounded once, and only in 16 bits.
 // CHECK-LABEL: func.func @gemms(
+// CHECK-DAG: %[[B:.+]] = genesis.cast %arg2 : tensor<256xf32> to tensor<256xbf16>
 // CHECK-DAG: %[[W:.+]] = genesis.cast %arg1 : tensor<128x256xf32> to tensor<128x256xbf16>
 // CHECK-DAG: %[[X:.+]] = genesis.cast %arg0 : tensor<64x128xf32> to tensor<64x128xbf16>
-// CHECK: %[[P:.+]] = genesis.matmul %[[X]], %[[W]] : tensor<64x128xbf16>, tensor<128x256xbf16>
-// CHECK: %[[P32:.+]] = genesis.cast %[[P]] : tensor<64x256xbf16> to tensor<64x256xf32>
-// CHECK: %[[S:.+]] = genesis.add %[[P32]], %{{.+}} : tensor<64x256xf32>
-// CHECK: %[[S16:.+]] = genesis.cast %[[S]] : tensor<64x256xf32> to tensor<64x256xbf16>
-// CHECK: %[[Q:.+]] = genesis.matmul %[[S16]], %[[W]] transpose_rhs
+// CHECK: %[[S:.+]] = genesis.library_call bias %[[X]], %[[W]] bias %[[B]] : (tensor<64x128xbf16>, tensor<128x256xbf16>, tensor<256xbf16>) -> tensor<64x256xbf16>
+// CHECK-NOT: genesis.add
+// CHECK: %[[Q:.+]] = genesis.matmul %[[S]], %[[W]] transpose_rhs
 // CHECK-NOT: genesis.cast %{{.+}} : tensor<64x128xf32> to tensor<64x128xbf16>
 // CHECK: genesis.matmul %[[Q]], %[[W]] : tensor<64x128xbf16>, tensor<128x256xbf16>
 // F16: genesis.matmul {{.+}} : tensor<64x128xf16>, tensor<128x256xf16>
@@ -53,6 +54,40 @@ func.func @reshapes(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8x
   %1 = genesis.matmul %0, %w : tensor<8x8xf32>, tensor<8x8xf32>
   %2 = genesis.reshape %1 : tensor<8x8xf32> -> tensor<2x4x8xf32>
   return %2 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The bias epilogue through a reshape that keeps the last dimension (a
+// linear layer on [batch, sequence, features]); the reshape moves to the
+// 16-bit result. A bias of another dimension, or a GEMM result with other
+// users, stays an f32 add.
+// CHECK-LABEL: func.func @linear(
+// CHECK: %[[L:.+]] = genesis.library_call bias %{{.+}}, %{{.+}} bias %{{.+}} : (tensor<8x8xbf16>, tensor<8x6xbf16>, tensor<6xbf16>) -> tensor<8x6xbf16>
+// CHECK: %[[R:.+]] = genesis.reshape %[[L]] : tensor<8x6xbf16> -> tensor<2x4x6xbf16>
+// CHECK: %[[Y:.+]] = genesis.cast %[[R]] : tensor<2x4x6xbf16> to tensor<2x4x6xf32>
+// CHECK: return %[[Y]]
+func.func @linear(%x: tensor<8x8xf32>, %w: tensor<8x6xf32>, %b: tensor<6xf32>) -> tensor<2x4x6xf32> {
+  %0 = genesis.matmul %x, %w : tensor<8x8xf32>, tensor<8x6xf32>
+  %1 = genesis.reshape %0 : tensor<8x6xf32> -> tensor<2x4x6xf32>
+  %2 = genesis.broadcast_in_dim %b, [2] : tensor<6xf32> -> tensor<2x4x6xf32>
+  %3 = genesis.add %1, %2 : tensor<2x4x6xf32>
+  return %3 : tensor<2x4x6xf32>
+}
+
+// CHECK-LABEL: func.func @not_a_bias(
+// CHECK-NOT: genesis.library_call
+// CHECK: genesis.add {{.+}} : tensor<8x6xf32>
+// CHECK: genesis.add {{.+}} : tensor<8x6xf32>
+func.func @not_a_bias(%x: tensor<8x8xf32>, %w: tensor<8x6xf32>, %b: tensor<8xf32>, %c: tensor<6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>) {
+  %0 = genesis.matmul %x, %w : tensor<8x8xf32>, tensor<8x6xf32>
+  %1 = genesis.broadcast_in_dim %b, [0] : tensor<8xf32> -> tensor<8x6xf32>
+  %2 = genesis.add %0, %1 : tensor<8x6xf32>
+  %3 = genesis.matmul %x, %w : tensor<8x8xf32>, tensor<8x6xf32>
+  %4 = genesis.broadcast_in_dim %c, [1] : tensor<6xf32> -> tensor<8x6xf32>
+  %5 = genesis.add %3, %4 : tensor<8x6xf32>
+  %6 = genesis.add %3, %5 : tensor<8x6xf32>
+  return %2, %6 : tensor<8x6xf32>, tensor<8x6xf32>
 }
 
 // -----

@@ -228,7 +228,7 @@ func.func @single(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT: %[[N:.+]] = genesis.neg %[[X]]
 // CHECK-NEXT: genesis.yield %[[N]]
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[T:.+]] = genesis.transpose %[[F1]], [0]
+// CHECK-NEXT: %[[T:.+]] = genesis.softmax %[[F1]] dim 0
 // CHECK-NEXT: %[[F2:.+]] = genesis.fusion %[[F0]], %[[T]] : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT: ^bb0(%[[X:.+]]: tensor<8xf32>, %[[Y:.+]]: tensor<8xf32>):
 // CHECK-NEXT: %[[P:.+]] = genesis.abs %[[X]]
@@ -239,7 +239,7 @@ func.func @single(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 func.func @no_duplication(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %0 = genesis.exp %a : tensor<8xf32>
   %1 = genesis.neg %0 : tensor<8xf32>
-  %2 = genesis.transpose %1, [0] : tensor<8xf32>
+  %2 = genesis.softmax %1 dim 0 : tensor<8xf32>
   %3 = genesis.abs %0 : tensor<8xf32>
   %4 = genesis.mul %3, %2 : tensor<8xf32>
   return %1, %4 : tensor<8xf32>, tensor<8xf32>
@@ -331,7 +331,7 @@ func.func @computed_broadcast(%a: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor
 // CHECK-NEXT: %[[C:.+]] = genesis.constant dense<1.000000e+00> : tensor<4x8xf32>
 // CHECK-NEXT: %[[S0:.+]] = genesis.softmax %[[C]] dim 1
 // CHECK-NEXT: %[[B0:.+]] = genesis.broadcast_in_dim %[[A]], [1]
-// CHECK-NEXT: %[[T:.+]] = genesis.transpose %[[B0]], [0, 1]
+// CHECK-NEXT: %[[T:.+]] = genesis.softmax %[[B0]] dim 0
 // CHECK-NEXT: %[[E:.+]] = genesis.fusion %[[A]] : (tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: genesis.exp
@@ -350,7 +350,7 @@ func.func @lone(%a: tensor<8xf32>, %w: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
   %c = genesis.constant dense<1.0> : tensor<4x8xf32>
   %0 = genesis.softmax %c dim 1 : tensor<4x8xf32>
   %1 = genesis.broadcast_in_dim %a, [1] : tensor<8xf32> -> tensor<4x8xf32>
-  %2 = genesis.transpose %1, [0, 1] : tensor<4x8xf32>
+  %2 = genesis.softmax %1 dim 0 : tensor<4x8xf32>
   %3 = genesis.exp %a : tensor<8xf32>
   %4 = genesis.broadcast_in_dim %3, [1] : tensor<8xf32> -> tensor<4x8xf32>
   %5 = genesis.softmax %4 dim 1 : tensor<4x8xf32>
@@ -362,7 +362,7 @@ func.func @lone(%a: tensor<8xf32>, %w: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
 // -----
 
 // Non-fusible ops stay between the fusions; a non-splat constant is an
-// input.
+// input. A transpose joins the loop group of its user (rule 2).
 
 // CHECK-LABEL: func.func @non_fusible
 // CHECK-SAME: (%[[A:.+]]: tensor<2x4xf32>, %[[IDS:.+]]: tensor<3xi64>)
@@ -372,9 +372,9 @@ func.func @lone(%a: tensor<8xf32>, %w: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
 // CHECK-NEXT: %[[S:.+]] = genesis.add %[[X]], %[[Y]]
 // CHECK-NEXT: genesis.yield %[[S]]
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[T:.+]] = genesis.transpose %[[F0]], [1, 0]
-// CHECK-NEXT: %[[F1:.+]] = genesis.fusion %[[T]]
+// CHECK-NEXT: %[[F1:.+]] = genesis.fusion %[[F0]] : (tensor<2x4xf32>) -> tensor<4x2xf32>
 // CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.transpose
 // CHECK-NEXT: genesis.neg
 // CHECK-NEXT: genesis.yield
 // CHECK-NEXT: }
@@ -574,4 +574,58 @@ func.func @cycle_through_group(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (ten
   %h2 = genesis.add %h1, %v : tensor<4x8xf32>
   %rh = genesis.reduce_max %h2 dims [1] : tensor<4x8xf32>
   return %rk, %rh : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Rule 2 with data movement: a 16-bit GEMM result widened to f32, sliced,
+// reshaped and transposed per head (attention's q and k) is read by one
+// loop fusion per head. The widening cast is cloned into both groups (the
+// f32 value is never stored), the reshape between two fused ops joins, and
+// each group writes 16 bits. A reshape of a value from outside every group
+// stays an alias, a lone slice or transpose keeps its own kernel, and a
+// slice feeding a reduction's group stays out of it.
+
+// CHECK-LABEL: func.func @data_movement
+// CHECK: %[[P:.+]] = genesis.library_call none
+// CHECK-NEXT: %[[Q:.+]] = genesis.fusion %[[P]] : (tensor<4x16xbf16>) -> tensor<2x4x4xbf16> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.cast {{.+}} to tensor<4x16xf32>
+// CHECK-NEXT: genesis.slice {{.+}} start [0, 0] limit [4, 8]
+// CHECK-NEXT: genesis.reshape
+// CHECK-NEXT: genesis.transpose
+// CHECK-NEXT: genesis.cast {{.+}} to tensor<2x4x4xbf16>
+// CHECK-NEXT: genesis.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[K:.+]] = genesis.fusion %[[P]] : (tensor<4x16xbf16>) -> tensor<2x4x4xbf16> {
+// CHECK: genesis.slice {{.+}} start [0, 8] limit [4, 16]
+// CHECK: %[[R:.+]] = genesis.reshape %[[P]] : tensor<4x16xbf16> -> tensor<2x2x16xbf16>
+// CHECK-NEXT: %[[R8:.+]] = genesis.slice %[[R]]
+// CHECK-NEXT: %[[T:.+]] = genesis.transpose %arg2, [1, 0]
+// CHECK-NEXT: %[[S:.+]] = genesis.slice %arg2
+// CHECK-NEXT: %[[E:.+]] = genesis.fusion %[[S]] : (tensor<4x4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.exp
+// CHECK-NEXT: genesis.reduce_sum
+// CHECK-NEXT: genesis.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[Q]], %[[K]], %[[R8]], %[[T]], %[[E]]
+func.func @data_movement(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %m: tensor<4x6xf32>) -> (tensor<2x4x4xbf16>, tensor<2x4x4xbf16>, tensor<2x2x8xbf16>, tensor<6x4xf32>, tensor<4xf32>) {
+  %p = genesis.matmul %x, %w : tensor<4x8xbf16>, tensor<8x16xbf16>
+  %wide = genesis.cast %p : tensor<4x16xbf16> to tensor<4x16xf32>
+  %q0 = genesis.slice %wide start [0, 0] limit [4, 8] stride [1, 1] : tensor<4x16xf32>
+  %q1 = genesis.reshape %q0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %q2 = genesis.transpose %q1, [1, 0, 2] : tensor<4x2x4xf32>
+  %q = genesis.cast %q2 : tensor<2x4x4xf32> to tensor<2x4x4xbf16>
+  %k0 = genesis.slice %wide start [0, 8] limit [4, 16] stride [1, 1] : tensor<4x16xf32>
+  %k1 = genesis.reshape %k0 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %k2 = genesis.transpose %k1, [1, 0, 2] : tensor<4x2x4xf32>
+  %k = genesis.cast %k2 : tensor<2x4x4xf32> to tensor<2x4x4xbf16>
+  %r = genesis.reshape %p : tensor<4x16xbf16> -> tensor<2x2x16xbf16>
+  %r8 = genesis.slice %r start [0, 0, 0] limit [2, 2, 8] stride [1, 1, 1] : tensor<2x2x16xbf16>
+  %t = genesis.transpose %m, [1, 0] : tensor<4x6xf32>
+  %s = genesis.slice %m start [0, 0] limit [4, 4] stride [1, 1] : tensor<4x6xf32>
+  %e = genesis.exp %s : tensor<4x4xf32>
+  %sum = genesis.reduce_sum %e dims [1] : tensor<4x4xf32>
+  return %q, %k, %r8, %t, %sum : tensor<2x4x4xbf16>, tensor<2x4x4xbf16>, tensor<2x2x8xbf16>, tensor<6x4xf32>, tensor<4xf32>
 }

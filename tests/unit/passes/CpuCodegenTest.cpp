@@ -535,6 +535,57 @@ TEST(CpuCodegen, PadAndConcatKernels) {
             0.0);
 }
 
+// Loop fusions that move data (genesis-fuse's rule 2): transpose, strided
+// slice, reshape, pad with interior padding and concat inside one kernel,
+// each computed by index mapping, with 16-bit casts around them as
+// genesis-amp leaves them. Exact: only moves and correctly rounded ops.
+TEST(CpuCodegen, DataMovementInsideLoopFusions) {
+  EXPECT_EQ(maxError(R"(
+    func.func @f(%a: tensor<3x4x5xf32>, %b: tensor<2x3xf32>, %c: tensor<2x5xf32>, %h: tensor<4x6xbf16>)
+        -> (tensor<5x3x4xf32>, tensor<2x4xf32>, tensor<3x8xf32>, tensor<2x8xf32>, tensor<3x2x4xbf16>) {
+      %0 = genesis.fusion %a : (tensor<3x4x5xf32>) -> tensor<5x3x4xf32> {
+      ^bb0(%x: tensor<3x4x5xf32>):
+        %1 = genesis.abs %x : tensor<3x4x5xf32>
+        %2 = genesis.transpose %1, [2, 0, 1] : tensor<3x4x5xf32>
+        %3 = genesis.neg %2 : tensor<5x3x4xf32>
+        genesis.yield %3 : tensor<5x3x4xf32>
+      }
+      %4 = genesis.fusion %a : (tensor<3x4x5xf32>) -> tensor<2x4xf32> {
+      ^bb0(%x: tensor<3x4x5xf32>):
+        %5 = genesis.slice %x start [1, 0, 1] limit [3, 4, 5] stride [1, 3, 2] : tensor<3x4x5xf32>
+        %6 = genesis.reshape %5 : tensor<2x2x2xf32> -> tensor<2x4xf32>
+        %7 = genesis.mul %6, %6 : tensor<2x4xf32>
+        genesis.yield %7 : tensor<2x4xf32>
+      }
+      %8 = genesis.fusion %b : (tensor<2x3xf32>) -> tensor<3x8xf32> {
+      ^bb0(%x: tensor<2x3xf32>):
+        %9 = genesis.neg %x : tensor<2x3xf32>
+        %10 = genesis.pad %9 low [1, 0] high [0, 3] interior [0, 1] : tensor<2x3xf32>
+        %11 = genesis.sqrt %10 : tensor<3x8xf32>
+        genesis.yield %11 : tensor<3x8xf32>
+      }
+      %12 = genesis.fusion %b, %c : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32> {
+      ^bb0(%x: tensor<2x3xf32>, %y: tensor<2x5xf32>):
+        %13 = genesis.abs %y : tensor<2x5xf32>
+        %14 = genesis.concat %x, %13 dim 1 : tensor<2x3xf32>, tensor<2x5xf32>
+        %15 = genesis.add %14, %14 : tensor<2x8xf32>
+        genesis.yield %15 : tensor<2x8xf32>
+      }
+      %16 = genesis.fusion %h : (tensor<4x6xbf16>) -> tensor<3x2x4xbf16> {
+      ^bb0(%x: tensor<4x6xbf16>):
+        %17 = genesis.cast %x : tensor<4x6xbf16> to tensor<4x6xf32>
+        %18 = genesis.slice %17 start [0, 2] limit [4, 6] stride [1, 1] : tensor<4x6xf32>
+        %19 = genesis.reshape %18 : tensor<4x4xf32> -> tensor<2x2x4xf32>
+        %20 = genesis.transpose %19, [1, 0, 2] : tensor<2x2x4xf32>
+        %21 = genesis.pad %20 low [1, 0, 0] high [0, 0, 0] interior [0, 0, 0] : tensor<2x2x4xf32>
+        %22 = genesis.cast %21 : tensor<3x2x4xf32> to tensor<3x2x4xbf16>
+        genesis.yield %22 : tensor<3x2x4xbf16>
+      }
+      return %0, %4, %8, %12, %16 : tensor<5x3x4xf32>, tensor<2x4xf32>, tensor<3x8xf32>, tensor<2x8xf32>, tensor<3x2x4xbf16>
+    })"),
+            0.0);
+}
+
 TEST(CpuCodegen, IotaKernels) {
   for (std::string t : {"f32", "f64", "i32", "i64"})
     EXPECT_EQ(

@@ -615,3 +615,50 @@ func.func @dead_code(%x: tensor<4xf32>) {
   %1 = genesis.all_reduce sum, %x : tensor<4xf32>
   return
 }
+
+// -----
+
+// The gradient of three slices that tile a tensor (q, k, v of one GPT-2
+// projection) is a sum of padded copies; adjacent pads become one concat,
+// each operand plus a kept 0.0 (so -0.0 still becomes +0.0, as in the sum).
+// CHECK-LABEL: func.func @adjacent_pads
+// CHECK-NOT: genesis.pad
+// CHECK: %[[Z:.+]] = genesis.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK-DAG: genesis.add %arg0, %[[Z]]
+// CHECK-DAG: genesis.add %arg1, %[[Z]]
+// CHECK-DAG: genesis.add %arg2, %[[Z]]
+// CHECK-DAG: genesis.concat {{.+}} : tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK-DAG: %[[R:.+]] = genesis.concat {{.+}} : tensor<2x3xf32>, tensor<2x6xf32>
+// CHECK-NOT: genesis.pad
+// CHECK: return %[[R]]
+func.func @adjacent_pads(%q: tensor<2x3xf32>, %k: tensor<2x3xf32>, %v: tensor<2x3xf32>) -> tensor<2x9xf32> {
+  %0 = genesis.pad %q low [0, 0] high [0, 6] interior [0, 0] : tensor<2x3xf32>
+  %1 = genesis.pad %k low [0, 3] high [0, 3] interior [0, 0] : tensor<2x3xf32>
+  %2 = genesis.pad %v low [0, 6] high [0, 0] interior [0, 0] : tensor<2x3xf32>
+  %3 = genesis.add %2, %1 : tensor<2x9xf32>
+  %4 = genesis.add %3, %0 : tensor<2x9xf32>
+  return %4 : tensor<2x9xf32>
+}
+
+// -----
+
+// Pads that leave a gap, overlap, or pad two dimensions stay a sum; two
+// adjacent pads inside a larger zero tensor become a pad of their concat.
+// Integers need no kept zero.
+// CHECK-LABEL: func.func @other_pads
+// CHECK: genesis.add
+// CHECK: genesis.add
+// CHECK: %[[J:.+]] = genesis.concat %arg2, %arg3 dim 1 : tensor<2x3xi32>, tensor<2x3xi32>
+// CHECK: genesis.pad %[[J]] low [0, 1] high [0, 2] interior [0, 0] : tensor<2x6xi32>
+func.func @other_pads(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<2x3xi32>, %j: tensor<2x3xi32>) -> (tensor<2x7xf32>, tensor<3x4xf32>, tensor<2x9xi32>) {
+  %0 = genesis.pad %a low [0, 0] high [0, 4] interior [0, 0] : tensor<2x3xf32>
+  %1 = genesis.pad %b low [0, 4] high [0, 0] interior [0, 0] : tensor<2x3xf32>
+  %2 = genesis.add %0, %1 : tensor<2x7xf32>
+  %3 = genesis.pad %a low [1, 0] high [0, 1] interior [0, 0] : tensor<2x3xf32>
+  %4 = genesis.pad %b low [0, 1] high [1, 0] interior [0, 0] : tensor<2x3xf32>
+  %5 = genesis.add %3, %4 : tensor<3x4xf32>
+  %6 = genesis.pad %i low [0, 1] high [0, 5] interior [0, 0] : tensor<2x3xi32>
+  %7 = genesis.pad %j low [0, 4] high [0, 2] interior [0, 0] : tensor<2x3xi32>
+  %8 = genesis.add %6, %7 : tensor<2x9xi32>
+  return %2, %5, %8 : tensor<2x7xf32>, tensor<3x4xf32>, tensor<2x9xi32>
+}

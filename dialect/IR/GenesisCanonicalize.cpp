@@ -1,0 +1,98 @@
+//===- GenesisCanonicalize.cpp - Canonicalization patterns ----------------===//
+//
+// Rewrites of genesis ops that the canonicalizer applies beside the folders
+// (GenesisOps.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace genesis;
+
+namespace {
+
+/// Where a zero-interior pad places its operand: the one dimension it pads
+/// and the operand's range [begin, end) along it; nullopt when it pads more
+/// than one dimension or has interior padding.
+struct Placement {
+  int64_t dim;
+  int64_t begin;
+  int64_t end;
+};
+
+std::optional<Placement> placementOf(PadOp pad) {
+  std::optional<Placement> placement;
+  auto operand = cast<RankedTensorType>(pad.getOperand().getType());
+  for (int64_t d = 0; d < operand.getRank(); ++d) {
+    if (pad.getInterior()[d] != 0)
+      return std::nullopt;
+    if (pad.getLow()[d] == 0 && pad.getHigh()[d] == 0)
+      continue;
+    if (placement)
+      return std::nullopt;
+    placement =
+        Placement{d, pad.getLow()[d], pad.getLow()[d] + operand.getDimSize(d)};
+  }
+  return placement;
+}
+
+/// `add(pad(a), pad(b))` where the pads place `a` and `b` side by side
+/// along one dimension is `pad(concat(a + 0, b + 0))`: each element of the
+/// sum is one operand's element plus a padding zero, and `x + 0` is kept
+/// so that -0.0 still becomes +0.0 as in the sum. The gradient of slices
+/// that tile a tensor (GPT-2's q, k, v of one projection) is then one
+/// concatenation instead of padded copies added together.
+struct AddOfAdjacentPads : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = add.getLhs().getDefiningOp<PadOp>();
+    auto rhs = add.getRhs().getDefiningOp<PadOp>();
+    if (!lhs || !rhs)
+      return failure();
+    std::optional<Placement> a = placementOf(lhs), b = placementOf(rhs);
+    if (!a || !b || a->dim != b->dim)
+      return failure();
+    if (b->end == a->begin) {
+      std::swap(lhs, rhs);
+      std::swap(a, b);
+    }
+    if (a->end != b->begin)
+      return failure();
+    Location loc = add.getLoc();
+    auto keepSign = [&](Value value) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (!isa<FloatType>(type.getElementType()))
+        return value;
+      Value zero = ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              type, rewriter.getFloatAttr(type.getElementType(), 0.0)));
+      return AddOp::create(rewriter, loc, value, zero);
+    };
+    Value joined = ConcatOp::create(
+        rewriter, loc,
+        ValueRange{keepSign(lhs.getOperand()), keepSign(rhs.getOperand())},
+        a->dim);
+    SmallVector<int64_t> low(lhs.getLow()), high(rhs.getHigh());
+    SmallVector<int64_t> interior(low.size(), 0);
+    if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+        llvm::all_of(high, [](int64_t v) { return v == 0; })) {
+      rewriter.replaceOp(add, joined);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<PadOp>(add, joined, low, high, interior);
+    return success();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<AddOfAdjacentPads>(context);
+}
