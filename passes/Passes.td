@@ -269,6 +269,20 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        widen such a value (a 16-bit GEMM result read in f32) when every user
        is an elementwise op, a data-movement op other than reshape, or a
        reduction: the wide copy is never stored.
+       2b. Duplication of cheap producers (XLA's). An elementwise op whose
+       users are all grouped, in two or more groups of which one is a
+       column reduction (it keeps the operand's last dimension, as a bias
+       gradient does; row reductions and their consumers share registers
+       in one row kernel on the GPU instead), is cloned into each of those
+       groups rather than stored by one kernel for the others, when its
+       cone is cheap:
+       the op and, recursively, the elementwise producers that would be
+       cloned with it number at most 32, and they read at most 3 values
+       that are stored anyway (block arguments, results of non-fusible ops
+       and reductions, and fusible results that a non-fusible op uses;
+       cheap ops are free). So a layer norm's or GELU's backward recomputes
+       its normalised input or derivative in each reduction kernel that
+       reads it. Reductions are never duplicated.
     3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
        always roots a group, which its consumers never join; its producers
        join it as in 2. A producer with users elsewhere may still join a

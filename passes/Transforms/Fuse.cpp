@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -259,6 +260,8 @@ private:
       // column: data movement stays in loop groups.
       if (target && isDataMovement(op) && groups[*target].reductionShape)
         target = std::nullopt;
+      if (!target && duplicateIntoUserGroups(op))
+        return;
       if (!target && !isDataMovement(op))
         target = multiOutputGroup(op);
       if (target) {
@@ -276,6 +279,99 @@ private:
   void join(Operation *op, unsigned group) {
     groups[group].members.push_back(op);
     groupOf[op] = group;
+  }
+
+  /// Rule 2b: an elementwise op whose users are all grouped, in more than
+  /// one group of which one is a column reduction, is cloned into each of
+  /// those groups when its cone is cheap (isDuplicable): each kernel
+  /// recomputes it from values stored anyway instead of one kernel storing
+  /// it for the others. Returns whether `op` was replaced by its clones.
+  bool duplicateIntoUserGroups(Operation *op) {
+    if (!op->hasTrait<mlir::OpTrait::Elementwise>() ||
+        op->getNumResults() != 1 || !isDuplicable(op))
+      return false;
+    llvm::SmallMapVector<unsigned, SmallVector<OpOperand *>, 4> usesByGroup;
+    for (OpOperand &use : op->getResult(0).getUses()) {
+      auto it = groupOf.find(use.getOwner());
+      if (it == groupOf.end())
+        return false;
+      usesByGroup[it->second].push_back(&use);
+    }
+    if (usesByGroup.size() < 2 ||
+        llvm::none_of(usesByGroup, [&](const auto &entry) {
+          return isColumnReduction(groups[entry.first]);
+        }))
+      return false;
+    OpBuilder builder(op);
+    for (auto &[group, uses] : usesByGroup) {
+      Operation *clone = builder.clone(*op);
+      for (OpOperand *use : uses)
+        use->set(clone->getResult(0));
+      join(clone, group);
+    }
+    LLVM_DEBUG(llvm::dbgs() << "duplicated into " << usesByGroup.size()
+                            << " groups: " << *op << "\n");
+    op->erase();
+    return true;
+  }
+
+  /// Whether `group` reduces and keeps its operand's last dimension (a sum
+  /// over rows, such as a bias gradient): its kernel cannot share a row
+  /// fusion's registers with other groups (genesis-merge-row-fusions), so
+  /// a value it shares with them would be stored.
+  bool isColumnReduction(const Group &group) {
+    if (!group.reductionShape || group.reductionShape->empty())
+      return false;
+    Operation *root = group.members.front();
+    int64_t last = static_cast<int64_t>(group.reductionShape->size()) - 1;
+    ArrayRef<int64_t> dims;
+    if (auto sum = dyn_cast<ReduceSumOp>(root))
+      dims = sum.getDims();
+    else if (auto max = dyn_cast<ReduceMaxOp>(root))
+      dims = max.getDims();
+    else if (auto min = dyn_cast<ReduceMinOp>(root))
+      dims = min.getDims();
+    return !llvm::is_contained(dims, last);
+  }
+
+  /// Whether cloning `op` into several groups is cheap: its cone (`op` and,
+  /// recursively, the elementwise producers that would be cloned with it)
+  /// holds at most kMaxDuplicatedOps ops and reads at most
+  /// kMaxDuplicatedInputs values stored anyway: block arguments, results of
+  /// non-fusible ops and reductions, and fusible results that a non-fusible
+  /// op also uses. Cheap ops (cloned anyway) are free.
+  bool isDuplicable(Operation *op) {
+    static constexpr int kMaxDuplicatedOps = 32;
+    static constexpr int kMaxDuplicatedInputs = 3;
+    llvm::SmallPtrSet<Operation *, 16> cone;
+    llvm::SmallPtrSet<mlir::Value, 4> inputs;
+    std::function<bool(Operation *)> visit = [&](Operation *current) {
+      if (!cone.insert(current).second)
+        return true;
+      if (static_cast<int>(cone.size()) > kMaxDuplicatedOps)
+        return false;
+      for (Value operand : current->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (producer && cheap.contains(producer))
+          continue;
+        bool stored =
+            !producer || !isLoopFusible(producer, cheap) ||
+            llvm::any_of(producer->getUsers(), [&](Operation *user) {
+              return !isLoopFusible(user, cheap) && !isReduction(user);
+            });
+        if (stored) {
+          inputs.insert(operand);
+          if (static_cast<int>(inputs.size()) > kMaxDuplicatedInputs)
+            return false;
+          continue;
+        }
+        if (!producer->hasTrait<mlir::OpTrait::Elementwise>() ||
+            !visit(producer))
+          return false;
+      }
+      return true;
+    };
+    return visit(op);
   }
 
   /// The loop group a reshape joins: the one of all of its users, when its

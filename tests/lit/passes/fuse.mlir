@@ -489,7 +489,7 @@ func.func @side_result_shape(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<
 // -----
 
 // Multi-output: exp leaves the reduction's group as a side result, used by
-// the transpose before the reduction; the block is reordered so that the
+// the softmax before the reduction; the block is reordered so that the
 // fusion comes first.
 
 // CHECK-LABEL: func.func @side_result_used_early
@@ -497,15 +497,15 @@ func.func @side_result_shape(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<
 // CHECK-NEXT: %[[F:.+]]:2 = genesis.fusion %[[X]] : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
 // CHECK-NEXT: ^bb0(%[[XX:.+]]: tensor<4x4xf32>):
 // CHECK-NEXT: %[[E:.+]] = genesis.exp %[[XX]]
-// CHECK-NEXT: %[[R:.+]] = genesis.reduce_sum %[[E]] dims [0]
+// CHECK-NEXT: %[[R:.+]] = genesis.reduce_sum %[[E]] dims [1]
 // CHECK-NEXT: genesis.yield %[[E]], %[[R]] : tensor<4x4xf32>, tensor<4xf32>
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[T:.+]] = genesis.transpose %[[F]]#0, [1, 0]
+// CHECK-NEXT: %[[T:.+]] = genesis.softmax %[[F]]#0 dim 0
 // CHECK-NEXT: return %[[T]], %[[F]]#1
 func.func @side_result_used_early(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
   %0 = genesis.exp %x : tensor<4x4xf32>
-  %1 = genesis.transpose %0, [1, 0] : tensor<4x4xf32>
-  %2 = genesis.reduce_sum %0 dims [0] : tensor<4x4xf32>
+  %1 = genesis.softmax %0 dim 0 : tensor<4x4xf32>
+  %2 = genesis.reduce_sum %0 dims [1] : tensor<4x4xf32>
   return %1, %2 : tensor<4x4xf32>, tensor<4xf32>
 }
 
@@ -628,4 +628,40 @@ func.func @data_movement(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %m: tensor
   %e = genesis.exp %s : tensor<4x4xf32>
   %sum = genesis.reduce_sum %e dims [1] : tensor<4x4xf32>
   return %q, %k, %r8, %t, %sum : tensor<2x4x4xbf16>, tensor<2x4x4xbf16>, tensor<2x2x8xbf16>, tensor<6x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Rule 2b: a cheap elementwise op whose users lie in two reduction groups
+// is cloned into both (the widening cast with it), so neither kernel stores
+// it for the other. One that is also returned is stored anyway: it stays a
+// multi-output result of the first group (rule 3).
+
+// CHECK-LABEL: func.func @duplicated
+// CHECK-NEXT: %[[R:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.cast
+// CHECK-NEXT: genesis.mul
+// CHECK-NEXT: genesis.reduce_sum {{.+}} dims [1]
+// CHECK-NEXT: genesis.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[C:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<8xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.cast
+// CHECK-NEXT: genesis.mul
+// CHECK-NEXT: genesis.reduce_sum {{.+}} dims [0]
+// CHECK-NEXT: genesis.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S:.+]]:2 = genesis.fusion %arg0 : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+// CHECK: %[[T:.+]] = genesis.fusion %[[S]]#0
+// CHECK: return %[[R]], %[[C]], %[[S]]#1, %[[T]], %[[S]]#0
+func.func @duplicated(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+  %w = genesis.cast %y : tensor<4x8xbf16> to tensor<4x8xf32>
+  %p = genesis.mul %x, %w : tensor<4x8xf32>
+  %r = genesis.reduce_sum %p dims [1] : tensor<4x8xf32>
+  %c = genesis.reduce_sum %p dims [0] : tensor<4x8xf32>
+  %q = genesis.exp %x : tensor<4x8xf32>
+  %s = genesis.reduce_sum %q dims [1] : tensor<4x8xf32>
+  %t = genesis.reduce_sum %q dims [0] : tensor<4x8xf32>
+  return %r, %c, %s, %t, %q : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>
 }
