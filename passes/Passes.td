@@ -525,7 +525,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       classes or more and reduction none, a block per row holding the row in
       registers (block reductions of the max, the sum of exponentials and,
       with label smoothing, the sum of logits), so the loss reads the logits
-      once and the gradient reads and writes them once; otherwise a warp per
+      once and the gradient reads and writes them once, the loss reading
+      16-byte vectors of consecutive classes when the class count is a
+      multiple of the vector's (8 for 16-bit logits); otherwise a warp per
       row (lanes striding over the classes), the rows striding over the
       grid, and a mean or summed loss on one block adding its warps' row
       losses in a fixed order. Ignored rows give 0, labels out of range NaN,

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
@@ -116,7 +117,17 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   // loads in flight per SM (resident threads x columns each) set its speed.
   int64_t threads = std::clamp<int64_t>(
       ceilDiv(ceilDiv(classes, 16), kWarp) * kWarp, kWarp, 1024);
-  int64_t perThread = ceilDiv(classes, threads), warps = threads / kWarp;
+  // The loss reads 16-byte vectors of `width` consecutive classes when
+  // every row starts 16-byte aligned (classes a multiple of the width); the
+  // gradient reads and writes single classes, which measured faster on the
+  // H100 (GPT-2's [16384, 50304] bf16: 3.10 ms, 3.53 ms with vectors; the
+  // loss 0.84 ms, 0.71 ms with vectors).
+  int64_t width = gradient ? 1 : 16 / (stored.getIntOrFloatBitWidth() / 8);
+  if (classes % width != 0)
+    width = 1;
+  int64_t slots = classes / width;
+  int64_t perThread = ceilDiv(slots, threads), warps = threads / kWarp;
+  VectorType vectorType = VectorType::get({width}, stored);
   SmallVector<Type> workgroup(3, workgroupBuffer(context, warps, f32));
   GpuKernel kernel =
       createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
@@ -162,29 +173,46 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   Value labelLogit;
   if (!gradient)
     labelLogit = loadLogit(im.add(rowStart, safeLabel));
-  SmallVector<Value> column, inside, values;
+  // Element e of the thread's values is class column[e], lane e % width of
+  // slot e / width; inside[e] says whether that slot lies in the row.
+  SmallVector<Value> column, inside, values, slotStart;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
-    Value c = im.add(thread, im.c(k * threads));
-    Value in = im.lt(c, im.c(classes));
-    Value safe = select(in, c, im.c(0));
-    Value x = loadLogit(im.add(rowStart, safe));
-    column.push_back(safe);
-    inside.push_back(in);
-    values.push_back(x);
-    localMax = arith::MaximumFOp::create(b, loc, localMax,
-                                         select(in, x, constant(-INFINITY)));
-    localSum =
-        arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+    Value slot = im.add(thread, im.c(k * threads));
+    Value in = im.lt(slot, im.c(slots));
+    Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
+    slotStart.push_back(first);
+    SmallVector<Value> lanes;
+    if (width == 1) {
+      lanes.push_back(loadLogit(im.add(rowStart, first)));
+    } else {
+      Value vector = vector::LoadOp::create(
+          b, loc, vectorType, logits, ValueRange{im.add(rowStart, first)},
+          /*nontemporal=*/false, llvm::Align(16));
+      for (int64_t l = 0; l < width; ++l) {
+        Value x =
+            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l});
+        lanes.push_back(
+            stored == f32 ? x
+                          : arith::ExtFOp::create(b, loc, f32, x).getResult());
+      }
+    }
+    for (auto [l, x] : llvm::enumerate(lanes)) {
+      column.push_back(l == 0 ? first : im.add(first, im.c(l)));
+      inside.push_back(in);
+      values.push_back(x);
+      localMax = arith::MaximumFOp::create(b, loc, localMax,
+                                           select(in, x, constant(-INFINITY)));
+      localSum =
+          arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+    }
   }
   Value max =
       blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
-  SmallVector<Value> exps;
   Value localExp = constant(0.0);
-  for (int64_t k = 0; k < perThread; ++k) {
+  for (size_t k = 0; k < values.size(); ++k) {
     Value e = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, values[k], max));
-    exps.push_back(e);
     localExp = arith::AddFOp::create(b, loc, localExp,
                                      select(inside[k], e, constant(0.0)));
   }
@@ -213,16 +241,34 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
     Value flatOutput = flatten(b, loc, output);
     for (int64_t k = 0; k < perThread; ++k) {
-      Value p = arith::MulFOp::create(b, loc, exps[k], inverse);
-      Value grad =
-          formulas.gradient(p, column[k], safeLabel, safeWeight, ignored);
-      auto store = scf::IfOp::create(b, loc, inside[k], /*withElse=*/false);
+      SmallVector<Value> grads;
+      for (int64_t l = 0; l < width; ++l) {
+        int64_t e = k * width + l;
+        // exp again rather than kept: the row's values already fill the
+        // registers of 1024 threads.
+        Value p = arith::MulFOp::create(
+            b, loc,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, values[e], max)),
+            inverse);
+        Value grad =
+            formulas.gradient(p, column[e], safeLabel, safeWeight, ignored);
+        if (stored != f32)
+          grad = arith::TruncFOp::create(b, loc, stored, grad);
+        grads.push_back(grad);
+      }
+      auto store =
+          scf::IfOp::create(b, loc, inside[k * width], /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&store.getThenRegion().front());
-      if (stored != f32)
-        grad = arith::TruncFOp::create(b, loc, stored, grad);
-      memref::StoreOp::create(b, loc, grad, flatOutput,
-                              ValueRange{im.add(rowStart, column[k])});
+      Value at = im.add(rowStart, slotStart[k]);
+      if (width == 1) {
+        memref::StoreOp::create(b, loc, grads[0], flatOutput, ValueRange{at});
+        continue;
+      }
+      Value vector = vector::FromElementsOp::create(b, loc, vectorType, grads);
+      vector::StoreOp::create(b, loc, vector, flatOutput, ValueRange{at},
+                              /*nontemporal=*/false, llvm::Align(16));
     }
   }
   gpu::ReturnOp::create(b, loc);

@@ -378,9 +378,10 @@ TEST(CudaBackend, RowKernelsOnWideAndNarrowRows) {
 }
 
 TEST(CudaBackend, CrossEntropyEveryReductionManyClasses) {
-  // 1000 classes: a warp per row; 2500: a block per row (the wide kernel).
+  // 1000 classes: a warp per row; 2500 and 2501: a block per row (the wide
+  // kernel), the loss reading 16-byte vectors of 4 classes, or single ones.
   double worst = -1;
-  for (int64_t classes : {1000, 2500})
+  for (int64_t classes : {1000, 2500, 2501})
     for (std::string reduction : {"0", "1", "2"}) {
       HostArray labels = indexArray(DType::I64, {40}, classes, 32);
       labels.setInt(3, -100);
