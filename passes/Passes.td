@@ -160,7 +160,7 @@ def GenesisAmp : Pass<"genesis-amp", "mlir::func::FuncOp"> {
     Cross-entropy with reduction none over 1024 classes or more (the GPU's
     wide kernel; genesis-decompose-cross-entropy leaves the mean to a
     reduce_sum) whose f32 logits widen a 16-bit GEMM result, through
-    reshapes and selects of a constant (genesis-pad-classes' mask), reads
+    reshapes and selects of a constant (a mask of padded classes), reads
     those 16-bit logits, the chain rebuilt in 16 bits (the constant clamped
     to the type's finite range); the loss stays f32, computed in f32 as
     autocast does. Its gradient is written in 16 bits and the backward
@@ -513,14 +513,18 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       sin from the element, its partner half a row away and the [S, D]
       tables.
     - scatter_add (f32, f64, i32, i64), viewed as result [outer, rows,
-      inner] += updates [outer, ids, inner]: a warp per (outer, row, group of
-      up to 8 x 32 inner columns), each lane holding up to 8 columns'
-      accumulators (f64 for f32), started from the operand. The warp walks
-      the ids in order, 32 at a time: each lane loads one and clamps it, the
-      lanes' match bits are ORed by an xor-shuffle butterfly, and the
-      matching updates are added lowest bit first. So each element sums its
-      updates in index order, as the CPU kernel does, and f32 rounds once;
-      the cost is O(rows x ids / 32) warp steps plus the updates.
+      inner] += updates [outer, ids, inner]: a warp per (outer, block of up
+      to 4 consecutive rows, group of up to 8 x 32 inner columns), each lane
+      holding up to 8 columns' accumulators of each row (f64 for f32),
+      started from the operand. The warp walks the ids in order, 32 at a
+      time: each lane loads one and clamps it, the lanes' bits for ids in
+      the row block are ORed by an xor-shuffle butterfly, and the matching
+      updates are added lowest bit first, each to its row's accumulators,
+      four matches' loads issued before their adds (a frequent id's row
+      waits for one load latency per four updates).
+      So each element sums its updates in index order, as the CPU kernel
+      does, and f32 rounds once; the cost is O(rows x ids / 128) warp steps
+      plus the updates.
     - f32 cross_entropy and cross_entropy_grad of rank-2 logits: with 1024
       classes or more and reduction none, a block per row holding the row in
       registers (block reductions of the max, the sum of exponentials and,
@@ -566,11 +570,14 @@ def GenesisPadClasses : Pass<"genesis-pad-classes", "mlir::func::FuncOp"> {
 
     Rewrite, Cp = C rounded up to `multiple`:
     1. `%wp = genesis.pad %w high [Cp - C, 0]` (zero rows);
-    2. the matmul of `%wp`, then a `genesis.select` that keeps classes
-       j < C (an iota compared with C) and sets the padded ones to -1e30:
+    2. the matmul of `%wp`, then `genesis.add` of a broadcast mask bias
+       that is 0 for classes j < C and -1e30 for the padded ones (a select
+       of an iota compared with C): the padded logits are 0 + (-1e30), and
        exp(-1e30 - max) is exactly 0 in f32, so the padded classes add
-       nothing to the softmax's sum and get a zero gradient, and no
-       infinity can meet another in a kernel's running maximum;
+       nothing to the softmax's sum and get a zero gradient. An add of a
+       bias, rather than a select, so that genesis-amp makes it the GEMM's
+       epilogue (no pass over the [tokens, classes] logits); in f16 the
+       bias rounds to -infinity, whose exp is 0 as well;
     3. the reshapes and the cross-entropy on Cp classes.
     Autodiff then slices the weight gradient back to [C, K] (pad's VJP).
     Run it before genesis-train-step.

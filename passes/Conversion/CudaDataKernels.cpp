@@ -239,6 +239,14 @@ namespace {
 /// all of them.
 constexpr int64_t kScatterColumns = 8;
 
+/// Consecutive result rows a scatter_add warp accumulates: it reads the
+/// indices once for all of them (the scan over the indices is the kernel's
+/// cost when the result has many rows, as an embedding gradient does).
+constexpr int64_t kScatterRows = 4;
+
+/// Matches a scatter_add warp loads before adding them (in index order).
+constexpr int64_t kScatterMatches = 4;
+
 bool isPlainNumeric(Type type) {
   return type.isF32() || type.isF64() || type.isInteger(32) ||
          type.isInteger(64);
@@ -424,12 +432,13 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
 }
 
 /// scatter_add viewed as result [outer, rows, inner] += updates [outer,
-/// count, inner] at the (clamped) indices. A warp per (outer, row, group of
-/// up to 8 x 32 columns): each lane starts from the operand's columns
-/// lane + 32q and walks the indices in order, 32 at a time: every lane
-/// loads one, the warp ORs the lanes' match bits (an xor-shuffle
-/// butterfly), then adds the matching updates lowest bit first. So each
-/// element sums its updates in index order, in f64 for f32 as the CPU
+/// count, inner] at the (clamped) indices. A warp per (outer, block of up
+/// to 4 consecutive rows, group of up to 8 x 32 columns): each lane starts
+/// from the operand's columns lane + 32q of each row and walks the indices
+/// in order, 32 at a time: every lane loads one, the warp ORs the lanes'
+/// bits for indices inside the row block (an xor-shuffle butterfly), then
+/// adds the matching updates lowest bit first, each to its row's sums. So
+/// each element sums its updates in index order, in f64 for f32 as the CPU
 /// kernel does, without atomics.
 FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                                           OpBuilder &moduleBuilder) {
@@ -445,7 +454,9 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
       std::clamp<int64_t>(ceilDiv(inner, kWarp), 1, kScatterColumns);
   int64_t span = perLane * kWarp;
   int64_t groups = ceilDiv(inner, span);
-  int64_t items = outer * rows * groups;
+  int64_t rowsPerWarp = std::min(rows, kScatterRows);
+  int64_t rowBlocks = rows == 0 ? 0 : ceilDiv(rows, rowsPerWarp);
+  int64_t items = outer * rowBlocks * groups;
   int64_t warps = kBlock / kWarp;
   int64_t grid = std::min(ceilDiv(items, warps), kMaxGridBlocks);
 
@@ -487,8 +498,9 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   forEach(
       b, loc, firstItem, items, std::max<int64_t>(grid, 1) * warps,
       [&](Value item) {
-        SmallVector<Value> at = im.delinearize(item, {outer, rows, groups});
-        Value row = at[1];
+        SmallVector<Value> at =
+            im.delinearize(item, {outer, rowBlocks, groups});
+        Value firstRow = im.mul(at[1], im.c(rowsPerWarp));
         // Lanes past the row's end read its last column and skip the store.
         SmallVector<Value> columns, reads;
         for (int64_t q = 0; q < perLane; ++q) {
@@ -501,15 +513,29 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                   : arith::MinUIOp::create(b, loc, column, im.c(inner - 1))
                         .getResult());
         }
-        Value rowBase =
-            im.mul(im.add(im.mul(at[0], im.c(rows)), row), im.c(inner));
+        // Row r of the block: rowBases[r]; a row past the end reads the
+        // last row and skips the store. sums[r * perLane + q].
+        SmallVector<Value> rowBases, rowValid;
+        for (int64_t r = 0; r < rowsPerWarp; ++r) {
+          Value row = im.add(firstRow, im.c(r));
+          rowValid.push_back(rows % rowsPerWarp == 0 ? Value()
+                                                     : im.lt(row, im.c(rows)));
+          Value safeRow =
+              rows % rowsPerWarp == 0
+                  ? row
+                  : arith::MinUIOp::create(b, loc, row, im.c(rows - 1))
+                        .getResult();
+          rowBases.push_back(
+              im.mul(im.add(im.mul(at[0], im.c(rows)), safeRow), im.c(inner)));
+        }
         Value updateBase = im.mul(at[0], im.c(count * inner));
         SmallVector<Value> sums;
-        for (Value column : reads)
-          sums.push_back(
-              widen(b, memref::LoadOp::create(b, loc, operand,
-                                              im.add(rowBase, column))));
-        SmallVector<Type> sumTypes(perLane, sums[0].getType());
+        for (Value rowBase : rowBases)
+          for (Value column : reads)
+            sums.push_back(
+                widen(b, memref::LoadOp::create(b, loc, operand,
+                                                im.add(rowBase, column))));
+        SmallVector<Type> sumTypes(sums.size(), sums[0].getType());
         auto chunks = scf::ForOp::create(
             b, loc, im.c(0), im.c(count), im.c(kWarp), sums,
             [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
@@ -522,7 +548,9 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                             .getResult();
               Value target = clampedId(
                   cb, loc, memref::LoadOp::create(cb, loc, ids, safe), rows);
-              Value match = cmp(cb, loc, arith::CmpIPredicate::eq, target, row);
+              // target - firstRow < rowsPerWarp, unsigned: in the block.
+              Value match = cmp(cb, loc, arith::CmpIPredicate::ult,
+                                cm.sub(target, firstRow), cm.c(rowsPerWarp));
               if (count % kWarp != 0)
                 match = both(cb, loc, match, cm.lt(index, cm.c(count)));
               Value bits = arith::SelectOp::create(cb, loc, match, laneBit,
@@ -548,50 +576,90 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                   },
                   [&](OpBuilder &wb, Location, ValueRange current) {
                     IndexMath wm{wb, loc};
+                    // Up to kScatterMatches matches per iteration, their
+                    // loads issued before any add, so that a row with many
+                    // updates waits for one load latency per group of them.
                     Value set = current[0];
-                    // The lowest set bit's position is the exponent of its
-                    // value as an f32 (math.cttz has no NVVM lowering here).
-                    Value lowest = arith::AndIOp::create(
-                        wb, loc, set,
-                        arith::SubIOp::create(wb, loc, i32Constant(wb, 0),
-                                              set));
-                    Value exponent = arith::ShRUIOp::create(
-                        wb, loc,
-                        arith::BitcastOp::create(
-                            wb, loc, i32,
-                            arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
-                                                    lowest)),
-                        i32Constant(wb, 23));
-                    Value k = arith::IndexCastOp::create(
-                        wb, loc, wb.getIndexType(),
-                        arith::SubIOp::create(wb, loc, exponent,
-                                              i32Constant(wb, 127)));
-                    Value from = wm.add(updateBase,
-                                        wm.mul(wm.add(base, k), wm.c(inner)));
-                    SmallVector<Value> next{arith::AndIOp::create(
-                        wb, loc, set,
-                        arith::SubIOp::create(wb, loc, set,
-                                              i32Constant(wb, 1)))};
-                    for (auto [q, column] : llvm::enumerate(reads)) {
-                      Value u = memref::LoadOp::create(wb, loc, updates,
-                                                       wm.add(from, column));
-                      next.push_back(add(wb, current[1 + q], widen(wb, u)));
+                    SmallVector<Value> has, rowOf;
+                    SmallVector<SmallVector<Value>> loaded;
+                    for (int64_t m = 0; m < kScatterMatches; ++m) {
+                      has.push_back(cmp(wb, loc, arith::CmpIPredicate::ne, set,
+                                        i32Constant(wb, 0)));
+                      // The lowest set bit's position is the exponent of
+                      // its value as an f32 (math.cttz has no NVVM lowering
+                      // here); 0 when no bit is left.
+                      Value lowest = arith::AndIOp::create(
+                          wb, loc, set,
+                          arith::SubIOp::create(wb, loc, i32Constant(wb, 0),
+                                                set));
+                      Value exponent = arith::ShRUIOp::create(
+                          wb, loc,
+                          arith::BitcastOp::create(
+                              wb, loc, i32,
+                              arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
+                                                      lowest)),
+                          i32Constant(wb, 23));
+                      Value bit = arith::SelectOp::create(
+                          wb, loc, has.back(),
+                          arith::SubIOp::create(wb, loc, exponent,
+                                                i32Constant(wb, 127)),
+                          i32Constant(wb, 0));
+                      Value k = arith::IndexCastOp::create(
+                          wb, loc, wb.getIndexType(), bit);
+                      Value j = wm.add(base, k);
+                      Value from = wm.add(updateBase, wm.mul(j, wm.c(inner)));
+                      // The match's row in the block (every lane reads the
+                      // same index).
+                      rowOf.push_back(wm.sub(
+                          clampedId(wb, loc,
+                                    memref::LoadOp::create(wb, loc, ids, j),
+                                    rows),
+                          firstRow));
+                      loaded.emplace_back();
+                      for (Value column : reads)
+                        loaded.back().push_back(widen(
+                            wb, memref::LoadOp::create(wb, loc, updates,
+                                                       wm.add(from, column))));
+                      set = arith::AndIOp::create(
+                          wb, loc, set,
+                          arith::SubIOp::create(wb, loc, set,
+                                                i32Constant(wb, 1)));
                     }
+                    SmallVector<Value> sums(current.drop_front());
+                    for (int64_t m = 0; m < kScatterMatches; ++m)
+                      for (int64_t row = 0; row < rowsPerWarp; ++row) {
+                        Value mine = arith::AndIOp::create(
+                            wb, loc, has[m],
+                            cmp(wb, loc, arith::CmpIPredicate::eq, rowOf[m],
+                                wm.c(row)));
+                        for (int64_t q = 0; q < perLane; ++q) {
+                          Value &sum = sums[row * perLane + q];
+                          sum = arith::SelectOp::create(
+                              wb, loc, mine, add(wb, sum, loaded[m][q]), sum);
+                        }
+                      }
+                    SmallVector<Value> next{set};
+                    next.append(sums);
                     scf::YieldOp::create(wb, loc, next);
                   });
               scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
             });
-        for (auto [q, columnAt] : llvm::enumerate(columns)) {
-          Value column = columnAt; // a lambda captures variables, not bindings
-          Value sum = chunks.getResult(q);
-          if (widened)
-            sum = arith::TruncFOp::create(b, loc, element, sum);
-          Value valid =
-              inner % span == 0 ? Value() : im.lt(column, im.c(inner));
-          ifThen(b, loc, valid, [&] {
-            memref::StoreOp::create(b, loc, sum, out, im.add(rowBase, column));
-          });
-        }
+        for (int64_t r = 0; r < rowsPerWarp; ++r)
+          for (auto [q, columnAt] : llvm::enumerate(columns)) {
+            Value column = columnAt; // a lambda captures variables only
+            Value sum = chunks.getResult(r * perLane + q);
+            if (widened)
+              sum = arith::TruncFOp::create(b, loc, element, sum);
+            Value valid =
+                inner % span == 0 ? Value() : im.lt(column, im.c(inner));
+            if (rowValid[r])
+              valid = both(b, loc, valid, rowValid[r]);
+            Value rowBase = rowBases[r];
+            ifThen(b, loc, valid, [&] {
+              memref::StoreOp::create(b, loc, sum, out,
+                                      im.add(rowBase, column));
+            });
+          }
       });
   gpu::ReturnOp::create(b, loc);
   return kernel;

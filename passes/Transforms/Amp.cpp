@@ -174,7 +174,7 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
   }
 
   /// The 16-bit value that `value` widens, through reshapes and selects of
-  /// a constant (genesis-pad-classes' mask), rebuilt in 16 bits; null when
+  /// a constant (a mask of padded classes), rebuilt in 16 bits; null when
   /// `value` is not such a widening.
   Value narrowed(Value value, Type low, llvm::DenseMap<Value, Value> &built) {
     if (Value known = built.lookup(value))

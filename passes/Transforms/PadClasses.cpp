@@ -24,7 +24,8 @@ using namespace genesis;
 
 namespace {
 
-/// What a padded class contributes to a softmax: exp(kMasked - max) is 0.
+/// What a padded class contributes to a softmax: exp(kMasked - max) is 0
+/// (in f16, where -1e30 rounds to -infinity, exp gives 0 as well).
 constexpr double kMasked = -1e30;
 
 /// Every value whose last dimension is the classifier `gemm`'s classes, and
@@ -139,24 +140,28 @@ struct GenesisPadClassesPass
     for (MatmulOp inputGradient : closure.inputGradients)
       inputGradient.getRhsMutable().assign(paddedWeight);
 
-    // The padded classes' logits: -1e30 (an iota compared with `classes`
-    // selects them; a select of a constant stays exact in 16 bits).
+    // The padded classes' logits: their zero rows' 0 plus a mask bias of
+    // -1e30 (an iota compared with `classes` selects it), added as a bias
+    // so that genesis-amp makes it the GEMM's epilogue.
     b.setInsertionPointAfter(gemm);
     auto logitsType = cast<RankedTensorType>(gemm.getType());
     Type element = logitsType.getElementType();
     auto classType = RankedTensorType::get({padded}, b.getI64Type());
+    auto maskType = RankedTensorType::get({padded}, element);
     Value index = IotaOp::create(b, loc, classType, 0);
     Value count = ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(classType, b.getI64IntegerAttr(classes)));
     Value real = CompareOp::create(b, loc, CompareDirection::lt, index, count);
-    real = BroadcastInDimOp::create(
-        b, loc, RankedTensorType::get(logitsType.getShape(), b.getI1Type()),
-        real, ArrayRef<int64_t>{1});
-    Value hidden = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(logitsType, b.getFloatAttr(element, kMasked)));
-    auto masked = SelectOp::create(b, loc, real, gemm.getResult(), hidden);
+    auto splat = [&](double value) -> Value {
+      return ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(maskType, b.getFloatAttr(element, value)));
+    };
+    Value mask = SelectOp::create(b, loc, real, splat(0.0), splat(kMasked));
+    Value broadcast = BroadcastInDimOp::create(
+        b, loc, logitsType, mask, ArrayRef<int64_t>{logitsType.getRank() - 1});
+    auto masked = AddOp::create(b, loc, gemm.getResult(), broadcast);
     gemm.getResult().replaceAllUsesExcept(masked.getResult(), masked);
 
     // The weight's gradient: its padded rows (zeros) are dropped.

@@ -141,14 +141,15 @@ func.func @gather(%a: tensor<16x64x96xf32>, %b: tensor<2x5xi64>, %t: tensor<1000
 
 // -----
 
-// scatter_add: a warp per result row (500 rows, 8 per block), each lane
-// holding 2 of the 64 columns in f64; the ids are walked 32 at a time, the
-// lanes' match bits ORed across the warp, the matches added in order.
+// scatter_add: a warp per block of 4 result rows (125 blocks of 500 rows,
+// 8 warps per block), each lane holding 2 of the 64 columns of each row in
+// f64; the ids are walked 32 at a time, the lanes' bits for ids in the row
+// block ORed across the warp, the matches added in order.
 // CHECK-LABEL: func.func @scatter(
-// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [63, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [16, 1, 1], block = [256, 1, 1], shared = 0>
 // CHECK: gpu.func @scatter_scatter_add0(
 // CHECK: arith.extf %{{.+}} : f32 to f64
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64, f64, f64, f64, f64, f64, f64)
 // CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: scf.while
 // CHECK: arith.addf %{{.+}} : f64

@@ -3,8 +3,9 @@
 // RUN: not genesis-opt %s --split-input-file --genesis-pad-classes=multiple=0 2>&1 | FileCheck %s --check-prefix=BAD
 
 // 1000 classes become 1024: the weight is padded with zero rows, the logits
-// of the 24 padded classes get -1e30 (an iota compared with 1000), and the
-// reshape and the loss take 1024 classes. The parameter keeps its shape.
+// of the 24 padded classes get a bias of -1e30 (an iota compared with 1000
+// selects it), and the reshape and the loss take 1024 classes. The
+// parameter keeps its shape.
 // CHECK-LABEL: func.func @lm_head(
 // CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<1000x64xf32>
 // CHECK: %[[WP:.+]] = genesis.pad %[[W]] low [0, 0] high [24, 0] interior [0, 0] : tensor<1000x64xf32>
@@ -12,9 +13,11 @@
 // CHECK: %[[I:.+]] = genesis.iota dim 0 : tensor<1024xi64>
 // CHECK: %[[C:.+]] = genesis.constant dense<1000> : tensor<1024xi64>
 // CHECK: %[[R:.+]] = genesis.compare lt, %[[I]], %[[C]]
-// CHECK: %[[B:.+]] = genesis.broadcast_in_dim %[[R]], [1] : tensor<1024xi1> -> tensor<16x1024xi1>
-// CHECK: %[[H:.+]] = genesis.constant dense<-1.000000e+30> : tensor<16x1024xf32>
-// CHECK: %[[S:.+]] = genesis.select %[[B]], %[[L]], %[[H]] : tensor<16x1024xi1>, tensor<16x1024xf32>
+// CHECK-DAG: %[[Z:.+]] = genesis.constant dense<0.000000e+00> : tensor<1024xf32>
+// CHECK-DAG: %[[H:.+]] = genesis.constant dense<-1.000000e+30> : tensor<1024xf32>
+// CHECK: %[[M:.+]] = genesis.select %[[R]], %[[Z]], %[[H]] : tensor<1024xi1>, tensor<1024xf32>
+// CHECK: %[[B:.+]] = genesis.broadcast_in_dim %[[M]], [1] : tensor<1024xf32> -> tensor<16x1024xf32>
+// CHECK: %[[S:.+]] = genesis.add %[[L]], %[[B]] : tensor<16x1024xf32>
 // CHECK: %[[E:.+]] = genesis.reshape %[[S]] : tensor<16x1024xf32> -> tensor<2x8x1024xf32>
 // CHECK: %[[F:.+]] = genesis.reshape %[[E]] : tensor<2x8x1024xf32> -> tensor<16x1024xf32>
 // CHECK: genesis.cross_entropy %[[F]], %{{.+}} : (tensor<16x1024xf32>, tensor<16xi64>)
