@@ -311,6 +311,11 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        sorted topologically (a stable sort), since a side result may be used
        before the group's last op.
 
+    6. A group holds at most 1024 ops; an op that would join a full group
+       roots a group of its own. So a kernel's body stays shallow for the
+       emitters, which follow an element's operands recursively, however
+       long a chain of ops the function holds.
+
     With `grouping=false` (the pipelines' `fuse=false`), every GEMM becomes
     a library call with no epilogue and every fusible op or reduction a
     fusion of its own (cheap ops still cloned in): one kernel per op, for

@@ -90,7 +90,36 @@ struct AddOfAdjacentPads : OpRewritePattern<AddOp> {
   }
 };
 
+/// A sum over a dimension of size 0 is the sum of nothing: a zero tensor
+/// of the result's type, as in PyTorch (kernels then never loop over an
+/// empty dimension to produce a non-empty result).
+struct SumOverEmptyDimension : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp sum,
+                                PatternRewriter &rewriter) const override {
+    auto operand = cast<RankedTensorType>(sum.getOperand().getType());
+    if (llvm::none_of(sum.getDims(), [&](int64_t dim) {
+          return operand.getDimSize(dim) == 0;
+        }))
+      return failure();
+    auto type = cast<RankedTensorType>(sum.getType());
+    Type element = type.getElementType();
+    Attribute zero = isa<FloatType>(element)
+                         ? Attribute(rewriter.getFloatAttr(element, 0.0))
+                         : Attribute(rewriter.getIntegerAttr(element, 0));
+    rewriter.replaceOpWithNewOp<ConstantOp>(sum,
+                                            DenseElementsAttr::get(type, zero));
+    return success();
+  }
+};
+
 } // namespace
+
+void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<SumOverEmptyDimension>(context);
+}
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

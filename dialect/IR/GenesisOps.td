@@ -498,7 +498,10 @@ class Genesis_ReduceOp<string mnemonic, string what>
   }];
 }
 
-def Genesis_ReduceSumOp : Genesis_ReduceOp<"reduce_sum", "summation">;
+def Genesis_ReduceSumOp : Genesis_ReduceOp<"reduce_sum", "summation"> {
+  // A sum over an empty dimension is a zero tensor (as in PyTorch).
+  let hasCanonicalizer = 1;
+}
 def Genesis_ReduceMaxOp : Genesis_ReduceOp<"reduce_max", "maximum (NaN wins)">;
 def Genesis_ReduceMinOp : Genesis_ReduceOp<"reduce_min", "minimum (NaN wins)">;
 

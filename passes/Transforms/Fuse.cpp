@@ -30,6 +30,9 @@ namespace genesis {
 using namespace mlir;
 using namespace genesis;
 
+/// The most ops one fusion holds (rule 6).
+constexpr int64_t kMaxFusionOps = 1024;
+
 bool genesis::isDataMovement(Operation *op) {
   return isa<TransposeOp, SliceOp, ReshapeOp, PadOp, ConcatOp>(op);
 }
@@ -258,7 +261,8 @@ private:
       std::optional<unsigned> target = soleUserGroup(op);
       // A reduction's kernels read their operands row by row or column by
       // column: data movement stays in loop groups.
-      if (target && isDataMovement(op) && groups[*target].reductionShape)
+      if (target && ((isDataMovement(op) && groups[*target].reductionShape) ||
+                     isFull(*target)))
         target = std::nullopt;
       if (!target && duplicateIntoUserGroups(op))
         return;
@@ -274,6 +278,14 @@ private:
       groups.back().reductionShape =
           cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
     join(op, groups.size() - 1);
+  }
+
+  /// Whether `group` holds kMaxFusionOps ops: it takes no more, so that a
+  /// kernel's body (which the element emitters walk recursively, an
+  /// element's computation following its operands) stays shallow however
+  /// long a chain of ops a function holds.
+  bool isFull(unsigned group) const {
+    return static_cast<int64_t>(groups[group].members.size()) >= kMaxFusionOps;
   }
 
   void join(Operation *op, unsigned group) {
@@ -298,9 +310,12 @@ private:
       usesByGroup[it->second].push_back(&use);
     }
     if (usesByGroup.size() < 2 ||
-        llvm::none_of(usesByGroup, [&](const auto &entry) {
-          return isColumnReduction(groups[entry.first]);
-        }))
+        llvm::none_of(usesByGroup,
+                      [&](const auto &entry) {
+                        return isColumnReduction(groups[entry.first]);
+                      }) ||
+        llvm::any_of(usesByGroup,
+                     [&](const auto &entry) { return isFull(entry.first); }))
       return false;
     OpBuilder builder(op);
     for (auto &[group, uses] : usesByGroup) {
@@ -384,7 +399,7 @@ private:
         !reshape.getOperand().hasOneUse())
       return std::nullopt;
     std::optional<unsigned> target = soleUserGroup(reshape);
-    if (!target || groups[*target].reductionShape)
+    if (!target || groups[*target].reductionShape || isFull(*target))
       return std::nullopt;
     return target;
   }
@@ -415,7 +430,7 @@ private:
         continue;
       const Group &group = groups[it->second];
       if (group.reductionShape && *group.reductionShape == shape &&
-          !reentersGroup(op, it->second))
+          !isFull(it->second) && !reentersGroup(op, it->second))
         return it->second;
     }
     return std::nullopt;

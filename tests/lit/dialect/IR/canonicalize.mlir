@@ -662,3 +662,19 @@ func.func @other_pads(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<2x3xi
   %8 = genesis.add %6, %7 : tensor<2x9xi32>
   return %2, %5, %8 : tensor<2x7xf32>, tensor<3x4xf32>, tensor<2x9xi32>
 }
+
+// -----
+
+// A sum over an empty dimension is zeros; over non-empty dimensions of a
+// tensor with an empty kept dimension it stays (its result has no elements).
+// CHECK-LABEL: func.func @sum_over_empty
+// CHECK-DAG: %[[Z:.+]] = genesis.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK-DAG: %[[I:.+]] = genesis.constant dense<0> : tensor<2xi64>
+// CHECK-DAG: %[[K:.+]] = genesis.reduce_sum %arg2 dims [1]
+// CHECK: return %[[Z]], %[[I]], %[[K]]
+func.func @sum_over_empty(%a: tensor<3x0xf32>, %b: tensor<0x2xi64>, %c: tensor<0x4xf32>) -> (tensor<3xf32>, tensor<2xi64>, tensor<0xf32>) {
+  %0 = genesis.reduce_sum %a dims [1] : tensor<3x0xf32>
+  %1 = genesis.reduce_sum %b dims [0] : tensor<0x2xi64>
+  %2 = genesis.reduce_sum %c dims [1] : tensor<0x4xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<2xi64>, tensor<0xf32>
+}
