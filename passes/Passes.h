@@ -18,6 +18,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
 /// concat), which loop fusions compute by index mapping (genesis-fuse's
 /// rule 2).
 bool isDataMovement(mlir::Operation *op);
+
+/// The reduced dimensions of a reduce_sum, reduce_max or reduce_min;
+/// std::nullopt for any other op.
+std::optional<llvm::ArrayRef<int64_t>> reducedDims(mlir::Operation *op);
 
 /// Whether `op` has results and every one is a tensor of zero elements
 /// (`tensor<3x0xf32>`, valid in PyTorch and MLIR): it computes nothing, so

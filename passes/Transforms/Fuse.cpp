@@ -37,6 +37,16 @@ bool genesis::isDataMovement(Operation *op) {
   return isa<TransposeOp, SliceOp, ReshapeOp, PadOp, ConcatOp>(op);
 }
 
+std::optional<ArrayRef<int64_t>> genesis::reducedDims(Operation *op) {
+  if (auto sum = dyn_cast<ReduceSumOp>(op))
+    return sum.getDims();
+  if (auto max = dyn_cast<ReduceMaxOp>(op))
+    return max.getDims();
+  if (auto min = dyn_cast<ReduceMinOp>(op))
+    return min.getDims();
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Rule 1: library calls
 //===----------------------------------------------------------------------===//
@@ -337,16 +347,9 @@ private:
   bool isColumnReduction(const Group &group) {
     if (!group.reductionShape || group.reductionShape->empty())
       return false;
-    Operation *root = group.members.front();
     int64_t last = static_cast<int64_t>(group.reductionShape->size()) - 1;
-    ArrayRef<int64_t> dims;
-    if (auto sum = dyn_cast<ReduceSumOp>(root))
-      dims = sum.getDims();
-    else if (auto max = dyn_cast<ReduceMaxOp>(root))
-      dims = max.getDims();
-    else if (auto min = dyn_cast<ReduceMinOp>(root))
-      dims = min.getDims();
-    return !llvm::is_contained(dims, last);
+    std::optional<ArrayRef<int64_t>> dims = reducedDims(group.members.front());
+    return dims && !llvm::is_contained(*dims, last);
   }
 
   /// Whether cloning `op` into several groups is cheap: its cone (`op` and,

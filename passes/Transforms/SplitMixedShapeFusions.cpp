@@ -34,15 +34,10 @@ bool gpuRunsWhole(FusionOp fusion) {
                         [](Operation *user) { return isa<FusionOp>(user); });
   });
   return llvm::all_of(fusion.getBody().front(), [&](Operation &op) {
-    ArrayRef<int64_t> dims;
-    if (auto sum = dyn_cast<ReduceSumOp>(op))
-      dims = sum.getDims();
-    else if (auto max = dyn_cast<ReduceMaxOp>(op))
-      dims = max.getDims();
-    else if (auto min = dyn_cast<ReduceMinOp>(op))
-      dims = min.getDims();
-    else
+    std::optional<ArrayRef<int64_t>> reduction = reducedDims(&op);
+    if (!reduction)
       return true;
+    ArrayRef<int64_t> dims = *reduction;
     auto operand = cast<RankedTensorType>(op.getOperand(0).getType());
     int64_t rank = operand.getRank();
     bool trailing = true;
