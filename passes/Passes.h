@@ -39,6 +39,11 @@ mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
 /// rule 2).
 bool isDataMovement(mlir::Operation *op);
 
+/// The bias `[N]` that `value`, `[..., N]`, broadcasts along its last
+/// dimension (`broadcast_in_dim %bias, [rank - 1]`); null for any other
+/// value.
+mlir::Value broadcastBias(mlir::Value value);
+
 /// The reduced dimensions of a reduce_sum, reduce_max or reduce_min;
 /// std::nullopt for any other op.
 std::optional<llvm::ArrayRef<int64_t>> reducedDims(mlir::Operation *op);

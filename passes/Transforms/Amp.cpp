@@ -137,17 +137,11 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
       return false;
     Value summed = reshape ? reshape.getResult() : result;
     Value other = add.getLhs() == summed ? add.getRhs() : add.getLhs();
-    auto broadcast = other.getDefiningOp<BroadcastInDimOp>();
-    if (!broadcast)
+    Value wideBias = broadcastBias(other);
+    if (!wideBias || !getElementTypeOrSelf(wideBias.getType()).isF32())
       return false;
-    auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
     auto sumType = cast<RankedTensorType>(add.getType());
-    int64_t last = sumType.getRank() - 1;
-    if (biasType.getRank() != 1 || !biasType.getElementType().isF32() ||
-        biasType.getDimSize(0) != sumType.getDimSize(last) ||
-        broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
-      return false;
-    Value bias = castToLow(broadcast.getOperand());
+    Value bias = castToLow(wideBias);
     // At the add, which both the bias and the operands dominate.
     OpBuilder builder(add);
     Location loc = builder.getFusedLoc({matmul.getLoc(), add.getLoc()});
@@ -168,8 +162,9 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
     if (reshape)
       reshape.erase();
     matmul.erase();
-    if (broadcast->use_empty())
-      broadcast.erase();
+    if (Operation *broadcast = other.getDefiningOp();
+        broadcast && broadcast->use_empty())
+      broadcast->erase();
     return true;
   }
 

@@ -37,6 +37,20 @@ bool genesis::isDataMovement(Operation *op) {
   return isa<TransposeOp, SliceOp, ReshapeOp, PadOp, ConcatOp>(op);
 }
 
+Value genesis::broadcastBias(Value value) {
+  auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
+  if (!broadcast)
+    return {};
+  auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
+  auto type = cast<RankedTensorType>(broadcast.getType());
+  int64_t last = type.getRank() - 1;
+  if (biasType.getRank() != 1 ||
+      biasType.getDimSize(0) != type.getDimSize(last) ||
+      broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
+    return {};
+  return broadcast.getOperand();
+}
+
 std::optional<ArrayRef<int64_t>> genesis::reducedDims(Operation *op) {
   if (auto sum = dyn_cast<ReduceSumOp>(op))
     return sum.getDims();
@@ -70,22 +84,6 @@ std::optional<double> splatFloat(Value value) {
   element.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
                   &losesInfo);
   return element.convertToDouble();
-}
-
-/// The bias `[N]` that `value`, `[..., N]`, broadcasts along its last
-/// dimension.
-Value broadcastBias(Value value) {
-  auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
-  if (!broadcast)
-    return {};
-  auto biasType = cast<RankedTensorType>(broadcast.getOperand().getType());
-  auto type = cast<RankedTensorType>(broadcast.getType());
-  int64_t last = type.getRank() - 1;
-  if (biasType.getRank() != 1 ||
-      biasType.getDimSize(0) != type.getDimSize(last) ||
-      broadcast.getBroadcastDimensions() != ArrayRef<int64_t>{last})
-    return {};
-  return broadcast.getOperand();
 }
 
 /// Replaces `call` and its sole user by one call when rule 1 allows it;
