@@ -375,6 +375,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       launch.symbol = kernel.getValue().str();
       launch.args = *ins;
       launch.args.insert(launch.args.end(), outs->begin(), outs->end());
+      launch.outputs = static_cast<uint32_t>(outs->size());
       if (auto callee =
               SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(&op, kernel))
         if (auto extent =

@@ -115,11 +115,15 @@ public:
     checkMemoryPlan();
     checkTensors();
     checkImages();
+    checkKernelSignatures();
     checkFunctions();
   }
 
 private:
   enum Access : uint8_t { kNone = 0, kRead = 1, kWrite = 2 };
+
+  /// Symbol -> its entry of the plan's kernel table.
+  std::map<std::string, const plan::KernelSignature *> signatures_;
 
   [[noreturn]] void fail(const std::string &field, const std::string &problem) {
     throw Error(where_ + ": " + field + ": " + problem);
@@ -138,6 +142,13 @@ private:
                std::to_string(kPlanFormatVersion) + ")");
     if (header.format_version() == 0)
       fail("header.format_version", "0 is not a valid version");
+    if (header.format_version() < kPlanFormatVersion)
+      fail("header.format_version",
+           "format version " + std::to_string(header.format_version()) +
+               " predates the kernel signatures of version " +
+               std::to_string(kPlanFormatVersion) +
+               " that this runtime checks launches against; recompile the "
+               "plan");
     if (!inRange(header.target()))
       fail("header.target", std::to_string(unsigned(header.target())) +
                                 " is not a valid target");
@@ -350,6 +361,27 @@ private:
     }
   }
 
+  void checkKernelSignatures() {
+    if (!plan_.kernels())
+      fail("kernels", "the kernel table is missing");
+    const auto &kernels = *plan_.kernels();
+    for (uint32_t i = 0; i < kernels.size(); ++i) {
+      const plan::KernelSignature &kernel = *kernels.Get(i);
+      std::string field = "kernels[" + std::to_string(i) + "]";
+      if (kernel.symbol()->size() == 0)
+        fail(field, "symbol is empty");
+      field += " " + quoted(kernel.symbol());
+      auto [previous, inserted] =
+          signatures_.emplace(kernel.symbol()->str(), &kernel);
+      if (!inserted)
+        fail(field, "a second signature for the same symbol");
+      if (kernel.outputs() > kernel.arg_bytes()->size())
+        fail(field, std::to_string(kernel.outputs()) + " outputs but only " +
+                        std::to_string(kernel.arg_bytes()->size()) +
+                        " arguments");
+    }
+  }
+
   void checkFunctions() {
     std::map<std::string, uint32_t> seen;
     const auto &functions = *plan_.functions();
@@ -530,10 +562,30 @@ private:
       fail(field + ".outer_extent", "outer extent " +
                                         std::to_string(launch.outer_extent()) +
                                         " is not positive");
+    auto signature = signatures_.find(launch.symbol()->str());
+    if (signature == signatures_.end())
+      fail(field + ".symbol", "kernel " + quoted(launch.symbol()) +
+                                  " has no signature in the plan's kernel "
+                                  "table");
+    const plan::KernelSignature &kernel = *signature->second;
     const auto &args = *launch.args();
-    for (uint32_t i = 0; i < args.size(); ++i)
-      checkOperand(field, "args[" + std::to_string(i) + "]", args[i], access,
-                   false);
+    const auto &argBytes = *kernel.arg_bytes();
+    if (args.size() != argBytes.size())
+      fail(field + ".args", std::to_string(args.size()) +
+                                " arguments, but kernel " +
+                                quoted(launch.symbol()) + " takes " +
+                                std::to_string(argBytes.size()));
+    uint32_t firstOutput = args.size() - kernel.outputs();
+    for (uint32_t i = 0; i < args.size(); ++i) {
+      std::string operand = "args[" + std::to_string(i) + "]";
+      const plan::Tensor &entry =
+          checkOperand(field, operand, args[i], access, i >= firstOutput);
+      if (entry.bytes() != argBytes[i])
+        fail(field + "." + operand + " " + quoted(entry.name()),
+             "tensor of " + std::to_string(entry.bytes()) +
+                 " bytes, but kernel " + quoted(launch.symbol()) + " takes " +
+                 std::to_string(argBytes[i]) + " bytes there");
+    }
     if (plan_.header()->target() != plan::Target::Cuda)
       return;
     for (const auto &[name, dims] :
@@ -1107,8 +1159,26 @@ PlanBuilder::StepEntry &PlanBuilder::addStep(uint32_t function,
   return step;
 }
 
+uint64_t PlanBuilder::tensorBytes(const TensorEntry &entry) {
+  uint64_t bytes = dtypeSize(entry.dtype);
+  for (int64_t dim : entry.shape)
+    bytes *= static_cast<uint64_t>(dim);
+  return bytes;
+}
+
 void PlanBuilder::addKernelLaunch(uint32_t function, KernelLaunchDesc launch,
                                   const std::string &location) {
+  KernelSignatureEntry signature{launch.symbol, {}, launch.outputs};
+  for (uint32_t arg : launch.args)
+    signature.argBytes.push_back(
+        arg < tensors_.size() ? tensorBytes(tensors_[arg]) : 0);
+  // A later launch that disagrees with the first is refused by the check
+  // that write() runs.
+  if (std::none_of(kernels_.begin(), kernels_.end(),
+                   [&](const KernelSignatureEntry &entry) {
+                     return entry.symbol == launch.symbol;
+                   }))
+    kernels_.push_back(std::move(signature));
   addStep(function, plan::StepKind::KernelLaunch, location).launch =
       std::move(launch);
 }
@@ -1149,14 +1219,9 @@ std::vector<uint8_t> PlanBuilder::payload() const {
 
   std::vector<flatbuffers::Offset<plan::Tensor>> tensors;
   for (const TensorEntry &entry : tensors_) {
-    // Unsigned arithmetic: invalid shapes give a wrong size, which the
-    // loader reports, rather than undefined behaviour.
-    uint64_t bytes = dtypeSize(entry.dtype);
-    for (int64_t dim : entry.shape)
-      bytes *= static_cast<uint64_t>(dim);
     tensors.push_back(plan::CreateTensorDirect(
         fbb, entry.name.c_str(), toPlanDType(entry.dtype), &entry.shape,
-        entry.role, entry.storage, entry.arenaOffset, bytes));
+        entry.role, entry.storage, entry.arenaOffset, tensorBytes(entry)));
   }
 
   auto memory = plan::CreateMemoryPlan(fbb, arenaBytes_, arenaAlignment_,
@@ -1215,9 +1280,14 @@ std::vector<uint8_t> PlanBuilder::payload() const {
     images.push_back(plan::CreateKernelImageDirect(fbb, header_.target,
                                                    image.format, &image.bytes));
 
+  std::vector<flatbuffers::Offset<plan::KernelSignature>> kernels;
+  for (const KernelSignatureEntry &kernel : kernels_)
+    kernels.push_back(plan::CreateKernelSignatureDirect(
+        fbb, kernel.symbol.c_str(), &kernel.argBytes, kernel.outputs));
+
   plan::FinishPlanBuffer(fbb,
                          plan::CreatePlanDirect(fbb, header, &tensors, memory,
-                                                &functions, &images));
+                                                &functions, &images, &kernels));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 

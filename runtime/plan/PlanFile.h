@@ -54,8 +54,8 @@ namespace genesis {
 
 constexpr char kPlanMagic[4] = {'G', 'P', 'L', 'N'};
 constexpr uint32_t kPlanContainerVersion = 1;
-/// 2: the Attention step kind.
-constexpr uint32_t kPlanFormatVersion = 2;
+/// 2: the Attention step kind. 3: kernel signatures.
+constexpr uint32_t kPlanFormatVersion = 3;
 constexpr size_t kPlanContainerHeaderSize = 48;
 
 /// Lowercase names as in Plan.fbs ("optimizer_state", "elf-so", "bias_gelu").
@@ -127,6 +127,7 @@ struct PlanHeader {
 struct KernelLaunchDesc {
   uint32_t image = 0;
   std::string symbol;
+  /// Inputs first, then the `outputs` tensors the kernel writes.
   std::vector<uint32_t> args;
   /// CUDA launch configuration; ignored on the CPU.
   std::array<uint32_t, 3> grid = {1, 1, 1};
@@ -135,6 +136,7 @@ struct KernelLaunchDesc {
   /// CPU: the extent of the kernel's outermost loop, whose iterations are
   /// independent (>= 1; 1 runs the kernel as one piece).
   int64_t outerExtent = 1;
+  uint32_t outputs = 0;
 };
 
 /// Field for field the Gemm table of Plan.fbs, which documents the meaning.
@@ -214,6 +216,8 @@ public:
                        std::vector<uint32_t> outputs, bool advancesStep = false,
                        uint64_t rngOffsetAdvance = 0);
 
+  /// The first launch of a symbol records its signature (KernelSignature in
+  /// Plan.fbs), which every later launch of it must match.
   void addKernelLaunch(uint32_t function, KernelLaunchDesc launch,
                        const std::string &location = "");
   void addGemm(uint32_t function, const GemmDesc &gemm,
@@ -264,9 +268,17 @@ private:
     plan::ImageFormat format;
     std::vector<uint8_t> bytes;
   };
+  struct KernelSignatureEntry {
+    std::string symbol;
+    std::vector<uint64_t> argBytes;
+    uint32_t outputs;
+  };
 
   StepEntry &addStep(uint32_t function, plan::StepKind kind,
                      const std::string &location);
+  /// numel * dtype size in unsigned arithmetic: an invalid shape gives a
+  /// wrong size, which the loader reports, rather than undefined behaviour.
+  static uint64_t tensorBytes(const TensorEntry &entry);
 
   PlanHeader header_;
   uint64_t arenaBytes_ = 0;
@@ -276,6 +288,7 @@ private:
   std::vector<TensorEntry> tensors_;
   std::vector<ImageEntry> images_;
   std::vector<FunctionEntry> functions_;
+  std::vector<KernelSignatureEntry> kernels_;
 };
 
 } // namespace genesis

@@ -178,7 +178,8 @@ TEST(PlanFileTest, DescribeListsProvenanceTensorsMemoryAndSteps) {
   describePlan(planFile, text);
   std::string description = text.str();
   for (const std::string &line :
-       {std::string("plan: test.gplan"), std::string("format version: 2"),
+       {std::string("plan: test.gplan"),
+        "format version: " + std::to_string(kPlanFormatVersion),
         std::string("compiler: genesis-test 0.1"),
         std::string("flags: --target=cpu"), std::string("target: cpu"),
         std::string("model hash: test-model"),
@@ -270,11 +271,17 @@ TEST(PlanFileTest, NewerFormatVersionNamesBothVersions) {
   header.formatVersion = kPlanFormatVersion + 1;
   PlanBuilder builder(header);
   EXPECT_TRUE(contains(loadError(builder),
-                       "header.format_version: format version 3 is newer "
-                       "than this runtime supports (version 2)"));
+                       "header.format_version: format version " +
+                           std::to_string(kPlanFormatVersion + 1) +
+                           " is newer than this runtime supports (version " +
+                           std::to_string(kPlanFormatVersion) + ")"));
   header.formatVersion = 0;
   EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
                        "header.format_version: 0 is not a valid version"));
+  header.formatVersion = 2;
+  EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
+                       "header.format_version: format version 2 predates the "
+                       "kernel signatures of version 3"));
 }
 
 TEST(PlanFileTest, BadMagic) {
@@ -397,7 +404,28 @@ TEST(PlanFileTest, SemanticErrorsNameTheField) {
        [](ValidPlan &p) {
          p.builder.addKernelLaunch(p.forward, {0, "", {}});
        },
-       "functions[0] 'forward'.steps[4].symbol: symbol is empty"},
+       "kernels[1]: symbol is empty"},
+      {"launch with fewer arguments than its kernel takes",
+       [](ValidPlan &p) {
+         p.builder.addKernelLaunch(p.forward, {0, "add_f32", {p.hidden}});
+       },
+       "functions[0] 'forward'.steps[4].args: 1 arguments, but kernel "
+       "'add_f32' takes 4"},
+      {"launch argument of another size than its kernel takes",
+       [](ValidPlan &p) {
+         p.builder.addKernelLaunch(
+             p.forward, {0, "add_f32", {p.hidden, p.hidden, p.y, p.hidden}});
+       },
+       "functions[0] 'forward'.steps[4].args[3] 'h': tensor of 32 bytes, but "
+       "kernel 'add_f32' takes 8 bytes there"},
+      {"kernel output that the function may not write",
+       [](ValidPlan &p) {
+         KernelLaunchDesc launch{0, "scale", {p.x, p.w}};
+         launch.outputs = 1;
+         p.builder.addKernelLaunch(p.forward, launch);
+       },
+       "functions[0] 'forward'.steps[4].args[1] 'w': the step writes a tensor "
+       "that is neither a temporary nor an output of the function"},
       {"outer extent below one",
        [](ValidPlan &p) {
          KernelLaunchDesc launch{0, "add_f32", {p.x}};
@@ -631,6 +659,25 @@ TEST(PlanFileTest, CorruptedFieldsNameTheField) {
          mutableTensor(root, 0).mutable_shape()->Mutate(0, -2);
        },
        "tensors[0] 'x': shape [-2, 3]: dimension 0 is negative"},
+      {"launch argument swapped for a tensor of another size",
+       [](plan::Plan &root) {
+         auto *launch =
+             static_cast<plan::KernelLaunch *>(root.mutable_functions()
+                                                   ->GetMutableObject(0)
+                                                   ->mutable_steps()
+                                                   ->GetMutableObject(2)
+                                                   ->mutable_kind());
+         launch->mutable_args()->Mutate(3, 0);
+       },
+       "functions[0] 'forward'.steps[2] (mlp.cpp:11).args[3] 'x': tensor of "
+       "24 bytes, but kernel 'add_f32' takes 8 bytes there"},
+      {"launch of a kernel the plan has no signature for",
+       [](plan::Plan &root) {
+         auto *symbol = root.mutable_kernels()->GetMutableObject(0)->symbol();
+         const_cast<char *>(symbol->c_str())[0] = 'b';
+       },
+       "functions[0] 'forward'.steps[2] (mlp.cpp:11).symbol: kernel 'add_f32' "
+       "has no signature in the plan's kernel table"},
       {"bytes inconsistent with the shape",
        [](plan::Plan &root) { mutableTensor(root, 0).mutate_bytes(20); },
        "tensors[0] 'x': bytes is 20 but f32[2, 3] needs 24"},
@@ -702,9 +749,10 @@ TEST(PlanFileTest, InvalidStepKind) {
   std::vector<flatbuffers::Offset<plan::Function>> functions = {
       plan::CreateFunctionDirect(fbb, "f", &none, &none, &steps)};
   std::vector<flatbuffers::Offset<plan::KernelImage>> images;
+  std::vector<flatbuffers::Offset<plan::KernelSignature>> kernels;
   plan::FinishPlanBuffer(fbb,
                          plan::CreatePlanDirect(fbb, header, &tensors, memory,
-                                                &functions, &images));
+                                                &functions, &images, &kernels));
   EXPECT_TRUE(contains(
       loadError(wrapPlanPayload(fbb.GetBufferPointer(), fbb.GetSize())),
       "functions[0] 'f'.steps[0]: step kind 9 is not a valid step kind"));
