@@ -11,12 +11,14 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -99,6 +101,14 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   }
   if (kernels.empty())
     return source.emitError("genesis cpu codegen: the module has no kernel");
+
+  // LLVM lowers an f32 -> bf16 truncation to a call of __truncsfbf2, which
+  // the libgcc that loads the kernels (GCC 12) lacks; MLIR's integer
+  // expansion rounds to nearest even and keeps NaNs, as the evaluator does.
+  RewritePatternSet bf16Casts(context);
+  arith::populateExpandBFloat16Patterns(bf16Casts);
+  if (failed(applyPatternsGreedily(*module, std::move(bf16Casts))))
+    return source.emitError("genesis cpu codegen: expanding bf16 casts failed");
 
   PassManager pm(context);
   pm.addPass(createSCFToControlFlowPass());
