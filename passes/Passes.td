@@ -521,15 +521,18 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       inner] += updates [outer, ids, inner]: a warp per (outer, block of up
       to 4 consecutive rows, group of up to 8 x 32 inner columns), each lane
       holding up to 8 columns' accumulators of each row (f64 for f32),
-      started from the operand. The warp walks the ids in order, 32 at a
+      started from the operand. A block per item: its 8 warps scan an
+      eighth of the ids each (so a frequent id's updates are added by 8
+      warps at once), walking them in order, 32 at a
       time: each lane loads one and clamps it, the lanes' bits for ids in
-      the row block are ORed by an xor-shuffle butterfly, and the matching
-      updates are added lowest bit first, each to its row's accumulators,
-      four matches' loads issued before their adds (a frequent id's row
-      waits for one load latency per four updates).
-      So each element sums its updates in index order, as the CPU kernel
-      does, and f32 rounds once; the cost is O(rows x ids / 128) warp steps
-      plus the updates.
+      the row block are ORed across the warp by one redux.sync, and the
+      matching updates are added lowest bit first, each to its row's
+      accumulators, two matches' loads issued before their adds (more
+      would hold the kernel above 128 registers, one block per SM). Warp 0 then adds the
+      other warps' partial sums in warp order through shared memory.
+      So each element sums its updates in a fixed order (index order within
+      an eighth of the ids), and f32 rounds once; the cost is
+      O(rows x ids / 128) warp steps plus the updates.
     - f32 cross_entropy and cross_entropy_grad of rank-2 logits: with 1024
       classes or more and reduction none, a block per row holding the row in
       registers (block reductions of the max, the sum of exponentials and,
@@ -547,7 +550,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       over [begin, end) of its outer loop computing in f64, is cloned into
       the GPU module and called with one outer iteration per thread; the
       elementwise ones (optimizer updates, dropout) are emitted over their
-      flattened shape, so each element gets a thread.
+      flattened shape, so each element gets a thread; an optimizer update's
+      thread takes 8 elements, one per 128-element stride, so the step's
+      scalars (Adam's bias corrections) can be computed once for 8.
     No kernel uses atomics, so every result is bitwise reproducible.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

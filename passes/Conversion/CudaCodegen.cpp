@@ -139,6 +139,8 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 32;
   nvvm.useBarePtrCallConv = true;
+  // gpu.subgroup_reduce of i32 becomes one redux.sync (sm_80 and newer).
+  nvvm.hasRedux = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

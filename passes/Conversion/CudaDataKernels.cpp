@@ -244,8 +244,10 @@ constexpr int64_t kScatterColumns = 8;
 /// cost when the result has many rows, as an embedding gradient does).
 constexpr int64_t kScatterRows = 4;
 
-/// Matches a scatter_add warp loads before adding them (in index order).
-constexpr int64_t kScatterMatches = 4;
+/// Matches a scatter_add warp loads before adding them (in index order):
+/// 2 keeps the kernel at 128 registers, two blocks per SM (4 needed 166 and
+/// ran 1.7x slower, measured on an embedding gradient).
+constexpr int64_t kScatterMatches = 2;
 
 bool isPlainNumeric(Type type) {
   return type.isF32() || type.isF64() || type.isInteger(32) ||
@@ -432,14 +434,17 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
 }
 
 /// scatter_add viewed as result [outer, rows, inner] += updates [outer,
-/// count, inner] at the (clamped) indices. A warp per (outer, block of up
-/// to 4 consecutive rows, group of up to 8 x 32 columns): each lane starts
-/// from the operand's columns lane + 32q of each row and walks the indices
-/// in order, 32 at a time: every lane loads one, the warp ORs the lanes'
-/// bits for indices inside the row block (an xor-shuffle butterfly), then
-/// adds the matching updates lowest bit first, each to its row's sums. So
-/// each element sums its updates in index order, in f64 for f32 as the CPU
-/// kernel does, without atomics.
+/// count, inner] at the (clamped) indices. A block per item (outer, block
+/// of up to 4 consecutive rows, group of up to 8 x 32 columns); warp w of
+/// the block walks the w-th eighth of the indices in order, 32 at a time:
+/// every lane loads one, the warp ORs the lanes' bits for indices inside
+/// the row block (one redux.sync), then adds the matching updates lowest
+/// bit first, each to its row's sums for columns lane + 32q. Warp 0 starts
+/// from the operand and adds the other warps' sums in warp order through
+/// shared memory. So each element sums its updates in a fixed order, in
+/// f64 for f32, without atomics; a frequent index's updates are shared by
+/// eight warps. (Each item reads all indices: the scan, not the updates,
+/// is the cost on an embedding gradient, whatever the ids.)
 FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                                           OpBuilder &moduleBuilder) {
   Location loc = op.getLoc();
@@ -458,10 +463,16 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   int64_t rowBlocks = rows == 0 ? 0 : ceilDiv(rows, rowsPerWarp);
   int64_t items = outer * rowBlocks * groups;
   int64_t warps = kBlock / kWarp;
-  int64_t grid = std::min(ceilDiv(items, warps), kMaxGridBlocks);
+  int64_t grid = std::min(items, kMaxGridBlocks);
+  // Warp w of a block scans ids [w * segment, (w + 1) * segment).
+  int64_t segment = ceilDiv(ceilDiv(count, warps), kWarp) * kWarp;
+  int64_t slots = rowsPerWarp * perLane;
+  bool widened = element.isF32();
+  Type sumType = widened ? Float64Type::get(op.getContext()) : element;
 
   GpuKernel kernel = createGpuKernel(
-      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
+      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes(),
+      {workgroupBuffer(op.getContext(), slots * kWarp, sumType)});
   setLaunch(kernel, grid, kBlock);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -473,7 +484,7 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   Value ids = flatten(b, loc, kernel.inputs[1]);
   Value updates = flatten(b, loc, kernel.inputs[2]);
   Value out = flatten(b, loc, kernel.outputs[0]);
-  bool widened = element.isF32();
+  Value partials = kernel.workgroup[0];
   auto widen = [&](OpBuilder &ob, Value x) -> Value {
     return widened ? arith::ExtFOp::create(ob, loc, ob.getF64Type(), x) : x;
   };
@@ -489,15 +500,18 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
 
   Value thread = im.threadId();
   Value lane = im.rem(thread, kWarp);
+  Value warp = im.div(thread, kWarp);
   Value laneBit = arith::ShLIOp::create(
       b, loc, i32Constant(b, 1), arith::IndexCastOp::create(b, loc, i32, lane));
-  Value firstItem =
-      im.add(im.mul(im.blockId(), im.c(warps)), im.div(thread, kWarp));
-  // The loop bounds are uniform across a warp, so all its lanes take part
-  // in every shuffle.
+  Value leader = cmp(b, loc, arith::CmpIPredicate::eq, warp, im.c(0));
+  Value segmentBegin =
+      arith::MinUIOp::create(b, loc, im.mul(warp, im.c(segment)), im.c(count));
+  Value segmentEnd = arith::MinUIOp::create(
+      b, loc, im.add(segmentBegin, im.c(segment)), im.c(count));
+  // A block per item; the loop bounds are uniform across the block, so all
+  // its threads reach every barrier and all a warp's lanes every shuffle.
   forEach(
-      b, loc, firstItem, items, std::max<int64_t>(grid, 1) * warps,
-      [&](Value item) {
+      b, loc, im.blockId(), items, std::max<int64_t>(grid, 1), [&](Value item) {
         SmallVector<Value> at =
             im.delinearize(item, {outer, rowBlocks, groups});
         Value firstRow = im.mul(at[1], im.c(rowsPerWarp));
@@ -529,15 +543,28 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
               im.mul(im.add(im.mul(at[0], im.c(rows)), safeRow), im.c(inner)));
         }
         Value updateBase = im.mul(at[0], im.c(count * inner));
-        SmallVector<Value> sums;
-        for (Value rowBase : rowBases)
-          for (Value column : reads)
-            sums.push_back(
-                widen(b, memref::LoadOp::create(b, loc, operand,
-                                                im.add(rowBase, column))));
-        SmallVector<Type> sumTypes(sums.size(), sums[0].getType());
+        // Warp 0's sums start from the operand, the others' from zero.
+        SmallVector<Type> sumTypes(slots, sumType);
+        auto start = scf::IfOp::create(b, loc, sumTypes, leader,
+                                       /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&start.getThenRegion().front());
+          SmallVector<Value> loaded;
+          for (Value rowBase : rowBases)
+            for (Value column : reads)
+              loaded.push_back(
+                  widen(b, memref::LoadOp::create(b, loc, operand,
+                                                  im.add(rowBase, column))));
+          scf::YieldOp::create(b, loc, loaded);
+          b.setInsertionPointToStart(&start.getElseRegion().front());
+          Value zero = arith::ConstantOp::create(b, loc, sumType,
+                                                 b.getZeroAttr(sumType));
+          scf::YieldOp::create(b, loc, SmallVector<Value>(slots, zero));
+        }
+        SmallVector<Value> sums(start.getResults());
         auto chunks = scf::ForOp::create(
-            b, loc, im.c(0), im.c(count), im.c(kWarp), sums,
+            b, loc, segmentBegin, segmentEnd, im.c(kWarp), sums,
             [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
               IndexMath cm{cb, loc};
               Value index = cm.add(base, lane);
@@ -553,16 +580,12 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                                 cm.sub(target, firstRow), cm.c(rowsPerWarp));
               if (count % kWarp != 0)
                 match = both(cb, loc, match, cm.lt(index, cm.c(count)));
-              Value bits = arith::SelectOp::create(cb, loc, match, laneBit,
-                                                   i32Constant(cb, 0));
-              Value width = i32Constant(cb, kWarp);
-              for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-                Value other = gpu::ShuffleOp::create(
-                                  cb, loc, bits, i32Constant(cb, offset), width,
-                                  gpu::ShuffleMode::XOR)
-                                  .getShuffleResult();
-                bits = arith::OrIOp::create(cb, loc, bits, other);
-              }
+              // The warp's ballot: one redux.sync (every lane takes part).
+              Value bits = gpu::SubgroupReduceOp::create(
+                  cb, loc,
+                  arith::SelectOp::create(cb, loc, match, laneBit,
+                                          i32Constant(cb, 0)),
+                  gpu::AllReduceOperation::OR, /*uniform=*/true);
               SmallVector<Value> state{bits};
               state.append(carried.begin(), carried.end());
               SmallVector<Type> stateTypes{i32};
@@ -644,16 +667,45 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                   });
               scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
             });
+        // Warp 0 adds the other warps' partial sums in warp order, one
+        // warp's at a time through shared memory.
+        SmallVector<Value> total(chunks.getResults());
+        for (int64_t w = 1; w < warps; ++w) {
+          gpu::BarrierOp::create(b, loc);
+          ifThen(b, loc, cmp(b, loc, arith::CmpIPredicate::eq, warp, im.c(w)),
+                 [&] {
+                   for (int64_t slot = 0; slot < slots; ++slot)
+                     memref::StoreOp::create(b, loc, total[slot], partials,
+                                             im.add(im.c(slot * kWarp), lane));
+                 });
+          gpu::BarrierOp::create(b, loc);
+          auto gather = scf::IfOp::create(b, loc, sumTypes, leader,
+                                          /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&gather.getThenRegion().front());
+          SmallVector<Value> added;
+          for (int64_t slot = 0; slot < slots; ++slot)
+            added.push_back(
+                add(b, total[slot],
+                    memref::LoadOp::create(b, loc, partials,
+                                           im.add(im.c(slot * kWarp), lane))));
+          scf::YieldOp::create(b, loc, added);
+          b.setInsertionPointToStart(&gather.getElseRegion().front());
+          scf::YieldOp::create(b, loc, total);
+          b.setInsertionPointAfter(gather);
+          total.assign(gather.getResults().begin(), gather.getResults().end());
+        }
         for (int64_t r = 0; r < rowsPerWarp; ++r)
           for (auto [q, columnAt] : llvm::enumerate(columns)) {
             Value column = columnAt; // a lambda captures variables only
-            Value sum = chunks.getResult(r * perLane + q);
+            Value sum = total[r * perLane + q];
             if (widened)
               sum = arith::TruncFOp::create(b, loc, element, sum);
             Value valid =
                 inner % span == 0 ? Value() : im.lt(column, im.c(inner));
             if (rowValid[r])
               valid = both(b, loc, valid, rowValid[r]);
+            valid = both(b, loc, valid, leader);
             Value rowBase = rowBases[r];
             ifThen(b, loc, valid, [&] {
               memref::StoreOp::create(b, loc, sum, out,

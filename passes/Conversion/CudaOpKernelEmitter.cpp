@@ -24,7 +24,12 @@ namespace genesis::cuda {
 /// Runs the CPU op kernel of `op` (a func.func over [begin, end) of its
 /// outer loop, cloned into the GPU module) with one outer iteration per
 /// thread. Elementwise ops (optimizer updates, dropout) are emitted over
-/// their flattened shape, so every element gets a thread.
+/// their flattened shape, so every element gets a thread; an optimizer
+/// update's thread takes kOptimizerElementsPerThread elements a block's
+/// width apart (so each access stays coalesced): its kernel's element loop
+/// is given the block's width as its step, so the step's scalars, which
+/// the kernel computes before that loop (Adam's bias corrections: two f64
+/// powers and a division), are computed once for all of them.
 FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
                                          OpBuilder &moduleBuilder) {
   Location loc = op->getLoc();
@@ -61,20 +66,47 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
             RankedTensorType::get(memref.getShape(), memref.getElementType()));
   }
   GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name, inputs, outputs);
+  constexpr int64_t kOptimizerElementsPerThread = 8;
+  int64_t perThread =
+      isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op)
+          ? kOptimizerElementsPerThread
+          : 1;
   int64_t block = 128;
-  setLaunch(kernel, ceilDiv(extent, block), block);
+  setLaunch(kernel, ceilDiv(extent, block * perThread), block);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
-  Value position = im.globalId(block);
-  auto branch = scf::IfOp::create(b, loc, im.lt(position, im.c(extent)),
+  Value begin =
+      im.add(im.mul(im.blockId(), im.c(block * perThread)), im.threadId());
+  if (perThread > 1) {
+    // The flattened kernel's one loop runs over [begin, end) of its last
+    // two arguments.
+    Block &entry = body->getBody().front();
+    Value beginArg = entry.getArgument(entry.getNumArguments() - 2);
+    Value endArg = entry.getArgument(entry.getNumArguments() - 1);
+    scf::ForOp elementLoop;
+    body->walk([&](scf::ForOp loop) {
+      if (loop.getLowerBound() == beginArg && loop.getUpperBound() == endArg)
+        elementLoop = loop;
+    });
+    if (!elementLoop)
+      return op->emitError("genesis-lower-cuda: the optimizer kernel of ")
+             << op->getName() << " has no element loop over [begin, end)";
+    OpBuilder at(elementLoop);
+    elementLoop.getStepMutable().assign(
+        arith::ConstantIndexOp::create(at, loc, block));
+  }
+  auto branch = scf::IfOp::create(b, loc, im.lt(begin, im.c(extent)),
                                   /*withElse=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&branch.getThenRegion().front());
     SmallVector<Value> arguments(kernel.inputs);
     arguments.append(kernel.outputs);
-    arguments.push_back(position);
-    arguments.push_back(im.add(position, im.c(1)));
+    arguments.push_back(begin);
+    arguments.push_back(
+        arith::MinUIOp::create(b, loc, im.add(begin, im.c(block * perThread)),
+                               im.c(extent))
+            .getResult());
     func::CallOp::create(b, loc, *body, arguments);
   }
   gpu::ReturnOp::create(b, loc);

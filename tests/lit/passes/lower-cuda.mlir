@@ -73,12 +73,18 @@ func.func @columns(%a: tensor<512x40xf32>) -> tensor<40xf32> {
 // -----
 
 // An optimizer update outside fusions: the CPU op kernel over the flattened
-// parameter, called with one element per thread.
+// parameter, its element loop strided by the 128-thread block, so a thread
+// updates 8 elements 128 apart (its end clamped to the 240 elements): one
+// block.
 // CHECK-LABEL: func.func @sgd(
-// CHECK: genesis.sgd_update {{.+}}genesis.kernel = @sgd_sgd_update0, genesis.launch = #genesis.launch<grid = [2, 1, 1], block = [128, 1, 1], shared = 0>
-// CHECK: func.func private @sgd_sgd_update0_body(%{{.+}}: memref<240xf32>, %{{.+}}: memref<240xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<240xf32>, %{{.+}}: index, %{{.+}}: index)
+// CHECK: genesis.sgd_update {{.+}}genesis.kernel = @sgd_sgd_update0, genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [128, 1, 1], shared = 0>
+// CHECK: func.func private @sgd_sgd_update0_body(%{{.+}}: memref<240xf32>, %{{.+}}: memref<240xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<240xf32>, %[[BEGIN:.+]]: index, %[[END:.+]]: index)
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c128
 // CHECK: gpu.func @sgd_sgd_update0(
-// CHECK: call @sgd_sgd_update0_body
+// CHECK: %[[FIRST:.+]] = arith.addi %{{.+}}, %thread_id_x
+// CHECK: %[[LAST:.+]] = arith.addi %[[FIRST]], %c1024
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[LAST]], %c240
+// CHECK: call @sgd_sgd_update0_body({{.+}}, %[[FIRST]], %[[CLAMPED]])
 func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -> tensor<16x15xf32> {
   %r = genesis.sgd_update %p, %g, %lr : (tensor<16x15xf32>, tensor<16x15xf32>, tensor<f32>) -> tensor<16x15xf32>
   return %r : tensor<16x15xf32>
@@ -141,19 +147,26 @@ func.func @gather(%a: tensor<16x64x96xf32>, %b: tensor<2x5xi64>, %t: tensor<1000
 
 // -----
 
-// scatter_add: a warp per block of 4 result rows (125 blocks of 500 rows,
-// 8 warps per block), each lane holding 2 of the 64 columns of each row in
-// f64; the ids are walked 32 at a time, the lanes' bits for ids in the row
-// block ORed across the warp, the matches added in order.
+// scatter_add: a block per 4 result rows (125 blocks for 500 rows), each
+// lane holding 2 of the 64 columns of each row in f64; warp w walks ids
+// [512 w, 512 w + 512), 32 at a time, the lanes' bits for ids in the row
+// block ORed across the warp (a uniform subgroup reduce, which becomes one
+// redux.sync), the matches added in order; warp 0 then adds
+// the 7 other warps' partial sums in order through 2 KB of shared memory
+// and stores the rows.
 // CHECK-LABEL: func.func @scatter(
-// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [16, 1, 1], block = [256, 1, 1], shared = 0>
-// CHECK: gpu.func @scatter_scatter_add0(
+// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [125, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @scatter_scatter_add0({{.+}}) workgroup(%[[PARTIALS:.+]] : memref<256xf64, #gpu.address_space<workgroup>>
+// CHECK: arith.muli %{{.+}}, %c512
 // CHECK: arith.extf %{{.+}} : f32 to f64
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64, f64, f64, f64, f64, f64, f64)
-// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: scf.for {{.+}} step %c32{{.*}} iter_args({{.+}}) -> (f64, f64, f64, f64, f64, f64, f64, f64)
+// CHECK: gpu.subgroup_reduce or %{{.+}} uniform : (i32) -> i32
 // CHECK: scf.while
 // CHECK: arith.addf %{{.+}} : f64
 // CHECK: arith.addf %{{.+}} : f64
+// CHECK-COUNT-7: gpu.barrier
+// CHECK: memref.load %[[PARTIALS]]
+// CHECK: gpu.barrier
 // CHECK: arith.truncf %{{.+}} : f64 to f32
 // CHECK-NOT: atomic
 func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<4096x64xf32>) -> tensor<500x64xf32> {
