@@ -534,12 +534,15 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       an eighth of the ids), and f32 rounds once; the cost is
       O(rows x ids / 128) warp steps plus the updates.
     - f32 cross_entropy and cross_entropy_grad of rank-2 logits: with 1024
-      classes or more and reduction none, a block per row holding the row in
-      registers (block reductions of the max, the sum of exponentials and,
-      with label smoothing, the sum of logits), so the loss reads the logits
-      once and the gradient reads and writes them once, the loss reading
-      16-byte vectors of consecutive classes when the class count is a
-      multiple of the vector's (8 for 16-bit logits); otherwise a warp per
+      classes or more and reduction none, a block per row. The loss holds
+      the row in registers (block reductions of the max, the sum of
+      exponentials and, with label smoothing, the sum of logits), reading
+      the logits once; the gradient reads the row twice, first for each
+      thread's running max and rescaled sum of exponentials (then two block
+      reductions), then to write the gradient as it computes it, so no
+      thread holds the row. Both read 16-byte vectors of consecutive
+      classes when the class count is a multiple of the vector's (8 for
+      16-bit logits), and the gradient writes them; otherwise a warp per
       row (lanes striding over the classes), the rows striding over the
       grid, and a mean or summed loss on one block adding its warps' row
       losses in a fixed order. Ignored rows give 0, labels out of range NaN,

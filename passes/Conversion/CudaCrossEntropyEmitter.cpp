@@ -92,20 +92,60 @@ struct CrossEntropyMath {
   }
 };
 
+/// The lanes of a 16-byte vector of `stored` when every row of `classes`
+/// starts 16-byte aligned (classes a multiple of it); else 1.
+int64_t vectorWidth(Type stored, int64_t classes) {
+  int64_t width = 16 / (stored.getIntOrFloatBitWidth() / 8);
+  return classes % width == 0 ? width : 1;
+}
+
+/// A row's label as the formulas take it: whether the row is ignored,
+/// whether the label is a class, and the label clamped to class 0 when not.
+struct RowLabel {
+  Value ignored, valid, safeLabel;
+};
+
+RowLabel loadRowLabel(OpBuilder &b, Location loc, Value labels, Value row,
+                      int64_t ignore, int64_t classes) {
+  Type i64 = b.getI64Type();
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  Value label = memref::LoadOp::create(b, loc, labels, ValueRange{row});
+  if (label.getType() != i64)
+    label = arith::ExtSIOp::create(b, loc, i64, label);
+  Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label,
+                                        i64Constant(ignore));
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
+                            i64Constant(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
+                            i64Constant(classes)));
+  Value safeLabel = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      arith::SelectOp::create(b, loc, valid, label, i64Constant(0)));
+  return {ignored, valid, safeLabel};
+}
+
 /// Cross-entropy of wide rows (1024 classes or more) with reduction none
 /// (genesis-decompose-cross-entropy leaves only those on the GPU): a block
 /// per row, the row in registers as in the row emitter, so the forward reads
 /// the logits once and the gradient reads them once and writes once. The
 /// row's max, sum of exponentials and (with label smoothing) sum of logits
 /// are block reductions.
+FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
+                                                    StringRef name,
+                                                    OpBuilder &moduleBuilder);
+
 FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                                                 OpBuilder &moduleBuilder) {
+  if (isa<CrossEntropyGradOp>(op))
+    return emitWideCrossEntropyGradKernel(op, name, moduleBuilder);
   Location loc = op->getLoc();
   MLIRContext *context = op->getContext();
-  bool gradient = isa<CrossEntropyGradOp>(op);
   auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
-  // 16-bit logits are read widened and the gradient stored narrowed: the
-  // kernel computes in f32.
+  // 16-bit logits are read widened: the kernel computes in f32.
   Type stored = logitsType.getElementType();
   Type f32 = Float32Type::get(context);
   int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
@@ -118,13 +158,10 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   int64_t threads = std::clamp<int64_t>(
       ceilDiv(ceilDiv(classes, 16), kWarp) * kWarp, kWarp, 1024);
   // The loss reads 16-byte vectors of `width` consecutive classes when
-  // every row starts 16-byte aligned (classes a multiple of the width); the
-  // gradient reads and writes single classes, which measured faster on the
-  // H100 (GPT-2's [16384, 50304] bf16: 3.10 ms, 3.53 ms with vectors; the
-  // loss 0.84 ms, 0.71 ms with vectors).
-  int64_t width = gradient ? 1 : 16 / (stored.getIntOrFloatBitWidth() / 8);
-  if (classes % width != 0)
-    width = 1;
+  // every row starts 16-byte aligned (classes a multiple of the width):
+  // GPT-2's [16384, 50304] bf16 loss took 0.84 ms with single classes,
+  // 0.71 ms with vectors on the H100.
+  int64_t width = vectorWidth(stored, classes);
   int64_t slots = classes / width;
   int64_t perThread = ceilDiv(slots, threads), warps = threads / kWarp;
   VectorType vectorType = VectorType::get({width}, stored);
@@ -140,12 +177,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   Value output = kernel.outputs[0];
   Value thread = im.threadId(), row = im.blockId();
   Value rowStart = im.mul(row, im.c(classes));
-  Type i64 = b.getI64Type();
   auto constant = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
-  };
-  auto i64Constant = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
   };
   auto select = [&](Value c, Value t, Value f) -> Value {
     return arith::SelectOp::create(b, loc, c, t, f);
@@ -154,34 +187,18 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     Value x = memref::LoadOp::create(b, loc, logits, ValueRange{index});
     return stored == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
   };
-  Value label =
-      memref::LoadOp::create(b, loc, kernel.inputs[1], ValueRange{row});
-  if (label.getType() != i64)
-    label = arith::ExtSIOp::create(b, loc, i64, label);
-  Value ignored = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, label,
-                                        i64Constant(ignore));
-  Value valid = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, label,
-                            i64Constant(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, label,
-                            i64Constant(classes)));
-  Value safeLabel = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(), select(valid, label, i64Constant(0)));
+  RowLabel label = loadRowLabel(b, loc, kernel.inputs[1], row, ignore, classes);
   // Issued before the row's loads and reductions, so its latency overlaps
   // them (every thread reads the same word; the loss takes thread 0's).
-  Value labelLogit;
-  if (!gradient)
-    labelLogit = loadLogit(im.add(rowStart, safeLabel));
-  // Element e of the thread's values is class column[e], lane e % width of
-  // slot e / width; inside[e] says whether that slot lies in the row.
-  SmallVector<Value> column, inside, values, slotStart;
+  Value labelLogit = loadLogit(im.add(rowStart, label.safeLabel));
+  // inside[e] says whether the slot of the thread's e-th value lies in the
+  // row.
+  SmallVector<Value> inside, values;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
   for (int64_t k = 0; k < perThread; ++k) {
     Value slot = im.add(thread, im.c(k * threads));
     Value in = im.lt(slot, im.c(slots));
     Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
-    slotStart.push_back(first);
     SmallVector<Value> lanes;
     if (width == 1) {
       lanes.push_back(loadLogit(im.add(rowStart, first)));
@@ -197,8 +214,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                           : arith::ExtFOp::create(b, loc, f32, x).getResult());
       }
     }
-    for (auto [l, x] : llvm::enumerate(lanes)) {
-      column.push_back(l == 0 ? first : im.add(first, im.c(l)));
+    for (Value x : lanes) {
       inside.push_back(in);
       values.push_back(x);
       localMax = arith::MaximumFOp::create(b, loc, localMax,
@@ -218,56 +234,151 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   }
   Value sum =
       blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
-  Value nan = constant(NAN);
-  if (!gradient) {
-    Value sumLogits = smoothing != 0.0
-                          ? blockAllReduce(b, loc, localSum,
-                                           kernel.workgroup[2], warps, false)
-                          : constant(0.0);
-    Value rowLoss =
-        formulas.rowLoss(max, sum, sumLogits, labelLogit, valid, ignored);
-    auto only = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
-                              im.c(0)),
-        /*withElse=*/false);
+  Value sumLogits =
+      smoothing != 0.0
+          ? blockAllReduce(b, loc, localSum, kernel.workgroup[2], warps, false)
+          : constant(0.0);
+  Value rowLoss = formulas.rowLoss(max, sum, sumLogits, labelLogit, label.valid,
+                                   label.ignored);
+  auto only = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+      /*withElse=*/false);
+  {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
     memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{row});
-  } else {
-    Value weight =
-        memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
-    Value safeWeight = select(valid, weight, nan);
-    Value inverse = arith::DivFOp::create(b, loc, constant(1.0), sum);
-    Value flatOutput = flatten(b, loc, output);
-    for (int64_t k = 0; k < perThread; ++k) {
-      SmallVector<Value> grads;
-      for (int64_t l = 0; l < width; ++l) {
-        int64_t e = k * width + l;
-        // exp again rather than kept: the row's values already fill the
-        // registers of 1024 threads.
-        Value p = arith::MulFOp::create(
-            b, loc,
-            math::ExpOp::create(b, loc,
-                                arith::SubFOp::create(b, loc, values[e], max)),
-            inverse);
-        Value grad =
-            formulas.gradient(p, column[e], safeLabel, safeWeight, ignored);
-        if (stored != f32)
-          grad = arith::TruncFOp::create(b, loc, stored, grad);
-        grads.push_back(grad);
-      }
-      auto store =
-          scf::IfOp::create(b, loc, inside[k * width], /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&store.getThenRegion().front());
-      Value at = im.add(rowStart, slotStart[k]);
-      if (width == 1) {
-        memref::StoreOp::create(b, loc, grads[0], flatOutput, ValueRange{at});
-        continue;
-      }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+/// The gradient of wide cross-entropy with reduction none: a block per row
+/// reading the row twice in 16-byte vectors, so that no thread holds the
+/// row. First each thread's running max and sum of exponentials (the sum
+/// rescaled whenever the max grows), combined across the block; then
+/// p = exp(x - max) / sum and the gradient, stored as it is computed. The
+/// second read of a row mostly hits L2. (Holding GPT-2's 50,304-class row
+/// in the registers of 1024 threads, as the loss does, took 3.10 ms for
+/// its [16384, 50304] bf16 gradient on the H100.)
+FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
+                                                    StringRef name,
+                                                    OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  auto logitsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  // 16-bit logits are read widened and the gradient stored narrowed: the
+  // kernel computes in f32.
+  Type stored = logitsType.getElementType();
+  Type f32 = Float32Type::get(context);
+  int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
+  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
+  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
+  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  int64_t width = vectorWidth(stored, classes);
+  int64_t slots = classes / width;
+  int64_t threads =
+      std::clamp<int64_t>(ceilDiv(slots, kWarp) * kWarp, kWarp, 1024);
+  int64_t warps = threads / kWarp;
+  VectorType vectorType = VectorType::get({width}, stored);
+  SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
+  setLaunch(kernel, rows, threads);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  CrossEntropyMath formulas{b, loc, classes, smoothing};
+  Value logits = flatten(b, loc, kernel.inputs[0]);
+  Value gradients = flatten(b, loc, kernel.outputs[0]);
+  Value thread = im.threadId(), row = im.blockId();
+  Value rowStart = im.mul(row, im.c(classes));
+  RowLabel label = loadRowLabel(b, loc, kernel.inputs[1], row, ignore, classes);
+  Value weight =
+      memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
+  Value negativeInfinity = formulas.constant(-INFINITY);
+  Value zero = formulas.constant(0.0);
+  // The f32 values of the slot's `width` classes.
+  auto load = [&](Value slot) {
+    Value at = im.add(rowStart, im.mul(slot, im.c(width)));
+    SmallVector<Value> lanes;
+    if (width == 1) {
+      lanes.push_back(memref::LoadOp::create(b, loc, logits, ValueRange{at}));
+    } else {
+      Value vector =
+          vector::LoadOp::create(b, loc, vectorType, logits, ValueRange{at},
+                                 /*nontemporal=*/false, llvm::Align(16));
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(
+            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l}));
+    }
+    for (Value &x : lanes)
+      if (stored != f32)
+        x = arith::ExtFOp::create(b, loc, f32, x);
+    return lanes;
+  };
+  // exp(x - max), 0 while the max is -inf (every value so far -inf; NaN
+  // still propagates).
+  auto expBelow = [&](Value x, Value max) -> Value {
+    Value e =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                       negativeInfinity);
+    return formulas.select(none, zero, e);
+  };
+
+  auto scan = scf::ForOp::create(b, loc, thread, im.c(slots), im.c(threads),
+                                 ValueRange{negativeInfinity, zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(scan.getBody());
+    SmallVector<Value> lanes = load(scan.getInductionVar());
+    Value before = scan.getRegionIterArg(0);
+    Value max = before;
+    for (Value x : lanes)
+      max = arith::MaximumFOp::create(b, loc, max, x);
+    Value sum = arith::MulFOp::create(b, loc, scan.getRegionIterArg(1),
+                                      expBelow(before, max));
+    for (Value x : lanes)
+      sum = arith::AddFOp::create(b, loc, sum, expBelow(x, max));
+    scf::YieldOp::create(b, loc, ValueRange{max, sum});
+  }
+  Value localMax = scan.getResult(0);
+  Value max =
+      blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
+  Value sum = blockAllReduce(
+      b, loc,
+      arith::MulFOp::create(b, loc, scan.getResult(1), expBelow(localMax, max)),
+      kernel.workgroup[1], warps, false);
+  Value safeWeight =
+      formulas.select(label.valid, weight, formulas.constant(NAN));
+  Value inverse = arith::DivFOp::create(b, loc, formulas.constant(1.0), sum);
+
+  auto write = scf::ForOp::create(b, loc, thread, im.c(slots), im.c(threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(write.getBody());
+    Value slot = write.getInductionVar();
+    Value first = im.mul(slot, im.c(width));
+    SmallVector<Value> grads;
+    for (auto [l, x] : llvm::enumerate(load(slot))) {
+      Value p = arith::MulFOp::create(
+          b, loc,
+          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max)),
+          inverse);
+      Value grad = formulas.gradient(p, im.add(first, im.c(l)), label.safeLabel,
+                                     safeWeight, label.ignored);
+      if (stored != f32)
+        grad = arith::TruncFOp::create(b, loc, stored, grad);
+      grads.push_back(grad);
+    }
+    Value at = im.add(rowStart, first);
+    if (width == 1) {
+      memref::StoreOp::create(b, loc, grads[0], gradients, ValueRange{at});
+    } else {
       Value vector = vector::FromElementsOp::create(b, loc, vectorType, grads);
-      vector::StoreOp::create(b, loc, vector, flatOutput, ValueRange{at},
+      vector::StoreOp::create(b, loc, vector, gradients, ValueRange{at},
                               /*nontemporal=*/false, llvm::Align(16));
     }
   }

@@ -288,3 +288,28 @@ func.func @min_not_merged(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   }
   return %1 : tensor<8x64xf32>
 }
+
+// -----
+
+// The gradient of a wide cross-entropy (reduction none, 2048 bf16 classes):
+// a block per row of 256 threads reading the row twice in vectors of 8
+// classes, first for the running max and rescaled sum of exponentials
+// (combined by two block reductions), then for the gradient, stored as
+// vectors; no thread holds the row.
+// CHECK-LABEL: func.func @wide_loss_grad(
+// CHECK: genesis.cross_entropy_grad {{.+}}genesis.kernel = @wide_loss_grad_cross_entropy_grad0, genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @wide_loss_grad_cross_entropy_grad0(
+// CHECK: scf.for %[[S:.+]] = %thread_id_x to %c256{{.*}} step %c256{{.*}} iter_args({{.+}}) -> (f32, f32)
+// CHECK: vector.load %{{.+}} : memref<8192xbf16>, vector<8xbf16>
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c256{{.*}} step %c256
+// CHECK: vector.load %{{.+}} : memref<8192xbf16>, vector<8xbf16>
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: vector.store %{{.+}} : memref<8192xbf16>, vector<8xbf16>
+func.func @wide_loss_grad(%x: tensor<4x2048xbf16>, %l: tensor<4xi64>, %g: tensor<4xf32>) -> tensor<4x2048xbf16> {
+  %0 = genesis.cross_entropy_grad %x, %l, %g {reduction = 0 : i32} : (tensor<4x2048xbf16>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x2048xbf16>
+  return %0 : tensor<4x2048xbf16>
+}
