@@ -567,6 +567,26 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def GenesisDedupeKernels : Pass<"genesis-dedupe-kernels", "mlir::ModuleOp"> {
+  let summary = "Kernels with the same body compiled once (CUDA)";
+  let description = [{
+    The layers of a model lower to the same kernels under different names
+    (GPT-2's 12 blocks: 927 kernels, 64 distinct bodies), and the kernel
+    module's code generation (LLVM, ptxas) is most of a plan's compile time.
+    In the `genesis_kernels` GPU module, first the private functions (the
+    bodies that op kernels call), then the `gpu.func` kernels: each is
+    printed with its own symbol replaced by a fixed name, in local scope;
+    a function whose text equals an earlier one's is erased, and every
+    reference to it (the `genesis.kernel` attribute of the op that
+    launches it, calls) names the earlier one instead. Calls are renamed
+    before the kernels are compared, so kernels calling equal bodies are
+    equal. Launch configurations are attributes of the launching ops, so one
+    body may be launched with different grids. A module without a kernel
+    module is left alone.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def GenesisPadClasses : Pass<"genesis-pad-classes", "mlir::func::FuncOp"> {
   let summary = "A classifier's class count padded to a multiple of 128, masked";
   let description = [{

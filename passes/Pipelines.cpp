@@ -92,6 +92,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (options.fuse)
     functionPm.addPass(createGenesisMergeRowFusions());
   pm.addPass(createGenesisLowerCuda());
+  pm.addPass(createGenesisDedupeKernels());
   return success();
 }
 
