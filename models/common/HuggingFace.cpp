@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace genesis::models::hf {
 
@@ -24,22 +25,32 @@ namespace genesis::models::hf {
 // config.json
 //===----------------------------------------------------------------------===//
 
-ConfigFile::ConfigFile(std::string path) : path_(std::move(path)) {
-  const std::string where = "config file '" + path_ + "'";
+namespace {
+
+/// The JSON object in the file `path`; `where` names it in errors.
+nlohmann::json readJsonObject(const std::string &path,
+                              const std::string &where) {
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path_, error))
-    throw Error("cannot open '" + path_ + "': " +
-                (std::filesystem::exists(path_, error) ? "not a regular file"
-                                                       : "no such file"));
-  std::ifstream stream(path_, std::ios::binary);
+  if (!std::filesystem::is_regular_file(path, error))
+    throw Error("cannot open '" + path + "': " +
+                (std::filesystem::exists(path, error) ? "not a regular file"
+                                                      : "no such file"));
+  std::ifstream stream(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(stream)),
                    std::istreambuf_iterator<char>());
   if (!stream && !stream.eof())
-    throw Error("cannot read '" + path_ + "': " + std::strerror(errno));
-  json_ = parseJson(text, where);
-  if (!json_.is_object())
+    throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  nlohmann::json json = parseJson(text, where);
+  if (!json.is_object())
     throw Error(where + " is not a JSON object");
+  return json;
 }
+
+} // namespace
+
+ConfigFile::ConfigFile(std::string path)
+    : path_(std::move(path)),
+      json_(readJsonObject(path_, "config file '" + path_ + "'")) {}
 
 void ConfigFile::fail(const std::string &key,
                       const std::string &problem) const {
@@ -213,12 +224,68 @@ tensorsOf(nn::Module &module) {
   return tensors;
 }
 
+constexpr const char *kIndexSuffix = ".index.json";
+
+/// The directory part of `path` ("." when it has none).
+std::string directoryOf(const std::string &path) {
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+/// Every tensor of the shards that the index file `path` maps them to.
+NamedArrays loadShards(const std::string &path) {
+  const std::string where = "checkpoint index '" + path + "'";
+  nlohmann::json index = readJsonObject(path, where);
+  auto map = index.find("weight_map");
+  if (map == index.end() || !map->is_object() || map->empty())
+    throw Error(where + ": 'weight_map' is missing or not a non-empty object");
+  std::map<std::string, std::set<std::string>> tensorsOfShard;
+  for (const auto &[name, file] : map->items()) {
+    if (!file.is_string())
+      throw Error(where + ": the shard of tensor '" + name +
+                  "' is not a file name: " + describeJson(file));
+    std::string shard = file.get<std::string>();
+    if (shard.empty() || shard == "." || shard == ".." ||
+        shard.find('/') != std::string::npos)
+      throw Error(where + ": the shard '" + shard + "' of tensor '" + name +
+                  "' is not a file name in the index's directory");
+    tensorsOfShard[shard].insert(name);
+  }
+  NamedArrays all;
+  const std::string directory = directoryOf(path);
+  for (auto &[shard, listed] : tensorsOfShard) {
+    const std::string shardPath = directory + "/" + shard;
+    for (auto &[name, array] : loadSafetensors(shardPath)) {
+      if (!listed.erase(name))
+        throw Error("safetensors file '" + shardPath + "': tensor '" + name +
+                    "' is not mapped to this shard by " + where);
+      all.emplace_back(name, std::move(array));
+    }
+    if (!listed.empty())
+      throw Error(where + ": tensor '" + *listed.begin() +
+                  "' is mapped to shard '" + shard +
+                  "', which does not hold it");
+  }
+  return all;
+}
+
 } // namespace
+
+std::string weightsFile(const std::string &directory) {
+  std::string single = directory + "/model.safetensors";
+  std::error_code error;
+  if (!std::filesystem::exists(single, error) &&
+      std::filesystem::exists(single + kIndexSuffix, error))
+    return single + kIndexSuffix;
+  return single;
+}
 
 void loadWeights(nn::Module &module, const std::string &path,
                  const TensorNames &names) {
-  const std::string where = "safetensors file '" + path + "'";
-  NamedArrays file = loadSafetensors(path);
+  bool sharded = endsWith(path, kIndexSuffix);
+  const std::string where =
+      (sharded ? "checkpoint index '" : "safetensors file '") + path + "'";
+  NamedArrays file = sharded ? loadShards(path) : loadSafetensors(path);
 
   // The file's tensors by state_dict key, with their names in the file.
   std::map<std::string, std::pair<std::string, HostArray *>> byKey;
@@ -291,11 +358,46 @@ void loadWeights(nn::Module &module, const std::string &path,
 }
 
 void saveWeights(nn::Module &module, const std::string &path,
-                 const TensorNames &names) {
+                 const TensorNames &names, uint64_t maxShardBytes) {
   NamedArrays state = module.state_dict();
-  for (auto &named : state)
+  uint64_t total = 0;
+  for (auto &named : state) {
     named.first = hfName(names, named.first);
-  saveSafetensors(path, state, {{"format", "pt"}});
+    total += named.second.nbytes();
+  }
+  const std::string indexPath = path + kIndexSuffix;
+  std::error_code error;
+  if (maxShardBytes == 0 || total <= maxShardBytes) {
+    saveSafetensors(path, state, {{"format", "pt"}});
+    std::filesystem::remove(indexPath, error);
+    return;
+  }
+  std::vector<NamedArrays> shards;
+  uint64_t filled = 0;
+  for (auto &named : state) {
+    uint64_t bytes = named.second.nbytes();
+    if (shards.empty() || (filled != 0 && filled + bytes > maxShardBytes)) {
+      shards.emplace_back();
+      filled = 0;
+    }
+    shards.back().push_back(std::move(named));
+    filled += bytes;
+  }
+  nlohmann::json weightMap = nlohmann::json::object();
+  const std::string directory = directoryOf(path);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    char shard[64];
+    std::snprintf(shard, sizeof shard, "model-%05zu-of-%05zu.safetensors",
+                  i + 1, shards.size());
+    saveSafetensors(directory + "/" + shard, shards[i], {{"format", "pt"}});
+    for (const auto &named : shards[i])
+      weightMap[named.first] = shard;
+  }
+  nlohmann::json index = {{"metadata", {{"total_size", total}}},
+                          {"weight_map", weightMap}};
+  std::string text = index.dump(2) + "\n";
+  writeFileAtomically(indexPath, text.data(), text.size());
+  std::filesystem::remove(path, error);
 }
 
 } // namespace genesis::models::hf

@@ -219,14 +219,16 @@ std::unique_ptr<Gpt2> loadGpt2(const std::string &directory) {
   // the caller's default generator should not advance.
   Generator generator(0);
   auto model = std::make_unique<Gpt2>(config, generator);
-  hf::loadWeights(*model, directory + "/model.safetensors", gpt2TensorNames());
+  hf::loadWeights(*model, hf::weightsFile(directory), gpt2TensorNames());
   model->eval();
   return model;
 }
 
-void saveGpt2(Gpt2 &model, const std::string &directory) {
+void saveGpt2(Gpt2 &model, const std::string &directory,
+              uint64_t maxShardBytes) {
   writeGpt2Config(model.config, directory + "/config.json");
-  hf::saveWeights(model, directory + "/model.safetensors", gpt2TensorNames());
+  hf::saveWeights(model, directory + "/model.safetensors", gpt2TensorNames(),
+                  maxShardBytes);
 }
 
 } // namespace genesis::models

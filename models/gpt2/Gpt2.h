@@ -105,12 +105,16 @@ void writeGpt2Config(const Gpt2Config &config, const std::string &path);
 /// "attn.masked_bias" that older files hold are skipped.
 hf::TensorNames gpt2TensorNames();
 
-/// Builds the model of `directory`/config.json and loads
-/// `directory`/model.safetensors into it (see hf::loadWeights), in eval mode.
+/// Builds the model of `directory`/config.json and loads its weights
+/// (model.safetensors, or the shards of model.safetensors.index.json: see
+/// hf::weightsFile and hf::loadWeights), in eval mode.
 std::unique_ptr<Gpt2> loadGpt2(const std::string &directory);
 /// Writes `directory`/config.json and `directory`/model.safetensors (f32,
-/// HF's GPT2LMHeadModel names); the directory must exist.
-void saveGpt2(Gpt2 &model, const std::string &directory);
+/// HF's GPT2LMHeadModel names), or shards of at most `maxShardBytes` when it
+/// is not 0 and the weights are larger (see hf::saveWeights); the directory
+/// must exist.
+void saveGpt2(Gpt2 &model, const std::string &directory,
+              uint64_t maxShardBytes = 0);
 
 } // namespace genesis::models
 

@@ -222,14 +222,15 @@ std::unique_ptr<Qwen2ForCausalLM> loadQwen2(const std::string &directory) {
   // the caller's default generator should not advance.
   Generator generator(0);
   auto model = std::make_unique<Qwen2ForCausalLM>(config, generator);
-  hf::loadWeights(*model, directory + "/model.safetensors");
+  hf::loadWeights(*model, hf::weightsFile(directory));
   model->eval();
   return model;
 }
 
-void saveQwen2(Qwen2ForCausalLM &model, const std::string &directory) {
+void saveQwen2(Qwen2ForCausalLM &model, const std::string &directory,
+               uint64_t maxShardBytes) {
   writeQwen2Config(model.config, directory + "/config.json");
-  hf::saveWeights(model, directory + "/model.safetensors");
+  hf::saveWeights(model, directory + "/model.safetensors", {}, maxShardBytes);
 }
 
 } // namespace genesis::models

@@ -96,12 +96,15 @@ Qwen2Config readQwen2Config(const std::string &path);
 /// Writes a config.json that HF's Qwen2ForCausalLM.from_pretrained reads.
 void writeQwen2Config(const Qwen2Config &config, const std::string &path);
 
-/// Builds the model of `directory`/config.json and loads
-/// `directory`/model.safetensors into it (see hf::loadWeights), in eval mode.
+/// Builds the model of `directory`/config.json and loads its weights
+/// (model.safetensors, or the shards of model.safetensors.index.json: see
+/// hf::weightsFile and hf::loadWeights), in eval mode.
 std::unique_ptr<Qwen2ForCausalLM> loadQwen2(const std::string &directory);
-/// Writes `directory`/config.json and `directory`/model.safetensors (f32);
-/// the directory must exist.
-void saveQwen2(Qwen2ForCausalLM &model, const std::string &directory);
+/// Writes `directory`/config.json and `directory`/model.safetensors (f32),
+/// or shards of at most `maxShardBytes` when it is not 0 and the weights
+/// are larger (see hf::saveWeights); the directory must exist.
+void saveQwen2(Qwen2ForCausalLM &model, const std::string &directory,
+               uint64_t maxShardBytes = 0);
 
 } // namespace genesis::models
 

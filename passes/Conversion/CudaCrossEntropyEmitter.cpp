@@ -92,6 +92,18 @@ struct CrossEntropyMath {
   }
 };
 
+/// The op's ignore_index (default -100).
+int64_t ignoreIndexOf(Operation *op) {
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  return ignore ? ignore.getInt() : -100;
+}
+
+/// The op's label_smoothing (default 0).
+double labelSmoothingOf(Operation *op) {
+  auto smoothing = op->getAttrOfType<FloatAttr>("label_smoothing");
+  return smoothing ? smoothing.getValueAsDouble() : 0.0;
+}
+
 /// The lanes of a 16-byte vector of `stored` when every row of `classes`
 /// starts 16-byte aligned (classes a multiple of it); else 1.
 int64_t vectorWidth(Type stored, int64_t classes) {
@@ -149,10 +161,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   Type stored = logitsType.getElementType();
   Type f32 = Float32Type::get(context);
   int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
-  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
-  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
-  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
-  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  int64_t ignore = ignoreIndexOf(op);
+  double smoothing = labelSmoothingOf(op);
   // 16 columns per thread: the loss reads and writes nothing else, so the
   // loads in flight per SM (resident threads x columns each) set its speed.
   int64_t threads = std::clamp<int64_t>(
@@ -272,10 +282,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
   Type stored = logitsType.getElementType();
   Type f32 = Float32Type::get(context);
   int64_t rows = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
-  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
-  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
-  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
-  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  int64_t ignore = ignoreIndexOf(op);
+  double smoothing = labelSmoothingOf(op);
   int64_t width = vectorWidth(stored, classes);
   int64_t slots = classes / width;
   int64_t threads =
@@ -410,10 +418,8 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
   auto reductionAttr = op->getAttrOfType<LossReductionAttr>("reduction");
   LossReduction reduction =
       reductionAttr ? reductionAttr.getValue() : LossReduction::mean;
-  auto ignoreAttr = op->getAttrOfType<IntegerAttr>("ignore_index");
-  int64_t ignore = ignoreAttr ? ignoreAttr.getInt() : -100;
-  auto smoothingAttr = op->getAttrOfType<FloatAttr>("label_smoothing");
-  double smoothing = smoothingAttr ? smoothingAttr.getValueAsDouble() : 0.0;
+  int64_t ignore = ignoreIndexOf(op);
+  double smoothing = labelSmoothingOf(op);
   bool total = !gradient && reduction != LossReduction::none;
 
   int64_t warps = total ? 32 : 8;

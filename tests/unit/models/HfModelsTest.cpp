@@ -287,6 +287,118 @@ TEST(HfModels, Qwen2SaveLoadRoundTripIsBitIdentical) {
   EXPECT_EQ(a.attention_bias, b.attention_bias);
 }
 
+// Sharded checkpoints, as save_pretrained's max_shard_size writes them:
+// shards of at most the size (a larger tensor alone), an index mapping every
+// tensor, the single file removed; loading them back is bit-identical, and
+// saving unsharded again removes the index.
+TEST(HfModels, ShardedCheckpointsRoundTripBitIdentically) {
+  ScratchDir scratch;
+  std::unique_ptr<Qwen2ForCausalLM> model = loadQwen2(kQwen2Dir);
+  saveQwen2(*model, scratch.path());
+  uint64_t total = std::filesystem::file_size(scratch / "model.safetensors");
+  const uint64_t maxShard = 20000;
+  saveQwen2(*model, scratch.path(), maxShard);
+  EXPECT_FALSE(std::filesystem::exists(scratch / "model.safetensors"));
+  nlohmann::json index = readJson(scratch / "model.safetensors.index.json");
+  std::set<std::string> shards, mapped;
+  for (const auto &[name, shard] : index["weight_map"].items()) {
+    shards.insert(shard.get<std::string>());
+    mapped.insert(name);
+  }
+  EXPECT_EQ(mapped, namesIn(kQwen2Dir + "/model.safetensors"));
+  ASSERT_GT(shards.size(), 2u);
+  uint64_t payload = 0;
+  for (const std::string &shard : shards) {
+    EXPECT_TRUE(contains(
+        shard, "-of-" +
+                   std::string(5 - std::to_string(shards.size()).size(), '0') +
+                   std::to_string(shards.size())))
+        << shard;
+    NamedArrays tensors = loadSafetensors(scratch / shard);
+    uint64_t bytes = 0;
+    for (const auto &[name, array] : tensors)
+      bytes += array.nbytes();
+    EXPECT_TRUE(bytes <= maxShard || tensors.size() == 1) << shard;
+    payload += bytes;
+  }
+  EXPECT_EQ(index["metadata"]["total_size"].get<uint64_t>(), payload);
+  EXPECT_LT(payload, total);
+  EXPECT_EQ(hf::weightsFile(scratch.path()),
+            scratch / "model.safetensors.index.json");
+  std::unique_ptr<Qwen2ForCausalLM> reloaded = loadQwen2(scratch.path());
+  expectSameState(*reloaded, *model);
+
+  saveQwen2(*model, scratch.path());
+  EXPECT_FALSE(
+      std::filesystem::exists(scratch / "model.safetensors.index.json"));
+  expectSameState(*loadQwen2(scratch.path()), *model);
+}
+
+// An index is verified before anything is trusted: each shard is a file of
+// the index's directory, holds exactly the tensors mapped to it, and the
+// model is left as it was.
+TEST(HfModels, ShardIndexErrorsNameTheProblem) {
+  ScratchDir scratch;
+  std::unique_ptr<Qwen2ForCausalLM> model = loadQwen2(kQwen2Dir);
+  saveQwen2(*model, scratch.path(), 20000);
+  const std::string indexPath = scratch / "model.safetensors.index.json";
+  const nlohmann::json index = readJson(indexPath);
+  auto errorAfter = [&](auto edit) {
+    nlohmann::json edited = index;
+    edit(edited);
+    writeText(indexPath, edited.dump());
+    NamedArrays before = model->state_dict();
+    std::string error = errorFrom([&] { hf::loadWeights(*model, indexPath); });
+    NamedArrays after = model->state_dict();
+    for (size_t i = 0; i < before.size(); ++i)
+      EXPECT_TRUE(bitIdentical(after[i].second, before[i].second))
+          << "a failed load changed " << before[i].first;
+    return error;
+  };
+  const std::string first = index["weight_map"].begin().key();
+  const std::string firstShard = index["weight_map"].begin().value();
+  EXPECT_TRUE(contains(
+      errorAfter([&](nlohmann::json &j) { j["weight_map"][first] = "../x"; }),
+      "checkpoint index '" + indexPath + "': the shard '../x' of tensor '" +
+          first + "' is not a file name in the index's directory"));
+  EXPECT_TRUE(contains(errorAfter([&](nlohmann::json &j) {
+                         j["weight_map"][first] = "missing.safetensors";
+                       }),
+                       "missing.safetensors"));
+  // Shards are read in name order; a tensor mapped to a shard read before
+  // its own is reported at that shard.
+  std::map<std::string, std::vector<std::string>> tensorsOf;
+  for (const auto &[name, shard] : index["weight_map"].items())
+    tensorsOf[shard.get<std::string>()].push_back(name);
+  const std::string earliest = tensorsOf.begin()->first;
+  ASSERT_NE(earliest, firstShard);
+  EXPECT_TRUE(contains(
+      errorAfter([&](nlohmann::json &j) { j["weight_map"][first] = earliest; }),
+      "tensor '" + first + "' is mapped to shard '" + earliest +
+          "', which does not hold it"));
+  // A tensor a shard holds but the map does not give it.
+  auto shared =
+      std::find_if(tensorsOf.begin(), tensorsOf.end(),
+                   [](const auto &entry) { return entry.second.size() > 1; });
+  ASSERT_NE(shared, tensorsOf.end());
+  const std::string unlisted = shared->second.front();
+  EXPECT_TRUE(contains(
+      errorAfter([&](nlohmann::json &j) { j["weight_map"].erase(unlisted); }),
+      "safetensors file '" + scratch / shared->first + "': tensor '" +
+          unlisted + "' is not mapped to this shard by checkpoint index"));
+  EXPECT_TRUE(contains(errorAfter([&](nlohmann::json &j) {
+                         j["weight_map"]["extra"] = firstShard;
+                       }),
+                       "tensor 'extra' is mapped to shard '" + firstShard +
+                           "', which does not hold it"));
+  EXPECT_TRUE(
+      contains(errorAfter([&](nlohmann::json &j) { j["weight_map"] = 3; }),
+               "'weight_map' is missing or not a non-empty object"));
+  EXPECT_TRUE(contains(
+      errorAfter([&](nlohmann::json &j) { j["weight_map"][first] = 7; }),
+      "the shard of tensor '" + first + "' is not a file name: 7"));
+}
+
 // The other head settings than the golden models': a tied Qwen2 without
 // q/k/v bias, an untied GPT-2 ("lm_head.weight" carries no prefix).
 TEST(HfModels, OtherHeadAndBiasSettingsRoundTrip) {
