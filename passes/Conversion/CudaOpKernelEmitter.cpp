@@ -103,8 +103,11 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
     SmallVector<Value> arguments(kernel.inputs);
     arguments.append(kernel.outputs);
     arguments.push_back(begin);
+    // The thread's last element is begin + block (perThread - 1); a kernel
+    // without the strided loop runs the single iteration begin.
     arguments.push_back(
-        arith::MinUIOp::create(b, loc, im.add(begin, im.c(block * perThread)),
+        arith::MinUIOp::create(b, loc,
+                               im.add(begin, im.c(block * (perThread - 1) + 1)),
                                im.c(extent))
             .getResult());
     func::CallOp::create(b, loc, *body, arguments);

@@ -82,7 +82,7 @@ func.func @columns(%a: tensor<512x40xf32>) -> tensor<40xf32> {
 // CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c128
 // CHECK: gpu.func @sgd_sgd_update0(
 // CHECK: %[[FIRST:.+]] = arith.addi %{{.+}}, %thread_id_x
-// CHECK: %[[LAST:.+]] = arith.addi %[[FIRST]], %c1024
+// CHECK: %[[LAST:.+]] = arith.addi %[[FIRST]], %c897
 // CHECK: %[[CLAMPED:.+]] = arith.minui %[[LAST]], %c240
 // CHECK: call @sgd_sgd_update0_body({{.+}}, %[[FIRST]], %[[CLAMPED]])
 func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -> tensor<16x15xf32> {
@@ -312,4 +312,22 @@ func.func @min_not_merged(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 func.func @wide_loss_grad(%x: tensor<4x2048xbf16>, %l: tensor<4xi64>, %g: tensor<4xf32>) -> tensor<4x2048xbf16> {
   %0 = genesis.cross_entropy_grad %x, %l, %g {reduction = 0 : i32} : (tensor<4x2048xbf16>, tensor<4xi64>, tensor<4xf32>) -> tensor<4x2048xbf16>
   return %0 : tensor<4x2048xbf16>
+}
+
+// -----
+
+// Any other op kernel (an f64 softmax): one outer iteration per thread,
+// the body called over [position, position + 1) (12 rows, one block).
+// CHECK-LABEL: func.func @rows(
+// CHECK: genesis.softmax {{.+}}genesis.kernel = @rows_softmax0, genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [128, 1, 1], shared = 0>
+// CHECK: func.func private @rows_softmax0_body(%{{.+}}: memref<12x40xf64>, %{{.+}}: memref<12x40xf64>, %[[BEGIN:.+]]: index, %[[END:.+]]: index)
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c1
+// CHECK: gpu.func @rows_softmax0(
+// CHECK: %[[FIRST:.+]] = arith.addi %{{.+}}, %thread_id_x
+// CHECK: %[[NEXT:.+]] = arith.addi %[[FIRST]], %c1
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[NEXT]], %c12
+// CHECK: call @rows_softmax0_body({{.+}}, %[[FIRST]], %[[CLAMPED]])
+func.func @rows(%x: tensor<12x40xf64>) -> tensor<12x40xf64> {
+  %0 = genesis.softmax %x dim 1 : tensor<12x40xf64>
+  return %0 : tensor<12x40xf64>
 }
