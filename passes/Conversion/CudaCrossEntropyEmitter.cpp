@@ -111,6 +111,27 @@ int64_t vectorWidth(Type stored, int64_t classes) {
   return classes % width == 0 ? width : 1;
 }
 
+/// The f32 values of the `vectorType.getNumElements()` classes from
+/// `logits[at]`: one vector load (16-byte aligned) when there are several,
+/// each lane widened from 16 bits.
+SmallVector<Value> loadClasses(OpBuilder &b, Location loc, Value logits,
+                               Value at, VectorType vectorType) {
+  Type f32 = b.getF32Type();
+  auto widen = [&](Value x) -> Value {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+  };
+  if (vectorType.getNumElements() == 1)
+    return {widen(memref::LoadOp::create(b, loc, logits, ValueRange{at}))};
+  Value vector =
+      vector::LoadOp::create(b, loc, vectorType, logits, ValueRange{at},
+                             /*nontemporal=*/false, llvm::Align(16));
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < vectorType.getNumElements(); ++l)
+    lanes.push_back(
+        widen(vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l})));
+  return lanes;
+}
+
 /// A row's label as the formulas take it: whether the row is ignored,
 /// whether the label is a class, and the label clamped to class 0 when not.
 struct RowLabel {
@@ -209,21 +230,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     Value slot = im.add(thread, im.c(k * threads));
     Value in = im.lt(slot, im.c(slots));
     Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
-    SmallVector<Value> lanes;
-    if (width == 1) {
-      lanes.push_back(loadLogit(im.add(rowStart, first)));
-    } else {
-      Value vector = vector::LoadOp::create(
-          b, loc, vectorType, logits, ValueRange{im.add(rowStart, first)},
-          /*nontemporal=*/false, llvm::Align(16));
-      for (int64_t l = 0; l < width; ++l) {
-        Value x =
-            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l});
-        lanes.push_back(
-            stored == f32 ? x
-                          : arith::ExtFOp::create(b, loc, f32, x).getResult());
-      }
-    }
+    SmallVector<Value> lanes =
+        loadClasses(b, loc, logits, im.add(rowStart, first), vectorType);
     for (Value x : lanes) {
       inside.push_back(in);
       values.push_back(x);
@@ -309,22 +317,8 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
   Value zero = formulas.constant(0.0);
   // The f32 values of the slot's `width` classes.
   auto load = [&](Value slot) {
-    Value at = im.add(rowStart, im.mul(slot, im.c(width)));
-    SmallVector<Value> lanes;
-    if (width == 1) {
-      lanes.push_back(memref::LoadOp::create(b, loc, logits, ValueRange{at}));
-    } else {
-      Value vector =
-          vector::LoadOp::create(b, loc, vectorType, logits, ValueRange{at},
-                                 /*nontemporal=*/false, llvm::Align(16));
-      for (int64_t l = 0; l < width; ++l)
-        lanes.push_back(
-            vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l}));
-    }
-    for (Value &x : lanes)
-      if (stored != f32)
-        x = arith::ExtFOp::create(b, loc, f32, x);
-    return lanes;
+    return loadClasses(b, loc, logits,
+                       im.add(rowStart, im.mul(slot, im.c(width))), vectorType);
   };
   // exp(x - max), 0 while the max is -inf (every value so far -inf; NaN
   // still propagates).
