@@ -34,6 +34,12 @@ namespace genesis {
 mlir::FailureOr<mlir::func::FuncOp> differentiate(mlir::func::FuncOp forward,
                                                   llvm::ArrayRef<unsigned> wrt);
 
+class AttentionOp;
+
+/// Replaces `op` by its decomposition into matmuls, a softmax and data
+/// movement (genesis-decompose-attention's forward rewrite).
+void decomposeAttention(AttentionOp op);
+
 /// The ops that only move elements (transpose, slice, reshape, pad,
 /// concat), which loop fusions compute by index mapping (genesis-fuse's
 /// rule 2).

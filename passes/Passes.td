@@ -25,7 +25,9 @@ def GenesisAutodiff : Pass<"genesis-autodiff", "mlir::ModuleOp"> {
        `DifferentiableOpInterface`, whose `buildVjp` appends the ops that
        compute its operands' cotangents from its results'. A value with
        several users accumulates the cotangents it receives with
-       `genesis.add`. Broadcasts are explicit ops, so their VJPs reduce a
+       `genesis.add`. A `genesis.attention` whose mask depends on a chosen
+       argument is first decomposed (as genesis-decompose-attention does),
+       so that the mask gets its cotangent. Broadcasts are explicit ops, so their VJPs reduce a
        cotangent back to the operand's shape; `genesis.take` (embedding)
        accumulates repeated rows with `genesis.scatter_add`;
        `genesis.cross_entropy` skips ignored rows.
@@ -714,6 +716,23 @@ def GenesisDecomposeGlobalNorm
     divisor of at least 32 (a small or prime n) is summed in one reduction.
     The CUDA pipeline runs it: the op's kernel is otherwise one thread
     walking every element.
+  }];
+}
+
+def GenesisWiden16Bit : Pass<"genesis-widen-16bit", "mlir::func::FuncOp"> {
+  let summary = "bf16 and f16 arithmetic computed in f32, rounded once per op";
+  let description = [{
+    The CPU kernels compute in f32 and f64 and keep 16-bit floats as storage
+    types (as PyTorch's CPU kernels do). Every genesis op with a bf16 or f16
+    float operand or result, except those that only move values exactly
+    (cast, select, constant, broadcast_in_dim, take, all_reduce, transpose,
+    slice, reshape, pad, concat), is rewritten: each 16-bit operand is cast
+    to f32, the op is cloned with f32 in place of each 16-bit result type,
+    and each such result is cast back to its 16-bit type. One rounding per
+    op, as the reference evaluator rounds (its f64 result to the 16-bit
+    type): they differ only where the f32 result rounds to a 16-bit tie
+    differently than the f64 one, by one 16-bit ulp at most. The CPU
+    pipeline runs it first.
   }];
 }
 

@@ -58,6 +58,7 @@ LogicalResult buildGenesisCpuPipeline(OpPassManager &pm,
   if (failed(addTrainStep(pm, options, onError)))
     return failure();
   OpPassManager &functionPm = pm.nest<func::FuncOp>();
+  functionPm.addPass(createGenesisWiden16Bit());
   addFusion(functionPm, options);
   functionPm.addPass(createGenesisSplitMixedShapeFusions());
   pm.addPass(createGenesisLowerCpu());

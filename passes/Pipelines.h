@@ -45,8 +45,9 @@ using PipelineErrorHandler =
     llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>;
 
 /// Appends the CPU pipeline to `pm` (a pass manager on builtin.module):
-/// [genesis-train-step,] genesis-step-number, canonicalize, cse,
-/// genesis-fuse, genesis-split-mixed-shape-fusions, genesis-lower-cpu.
+/// [genesis-train-step,] genesis-step-number, genesis-widen-16bit,
+/// canonicalize, cse, genesis-fuse, genesis-split-mixed-shape-fusions,
+/// genesis-lower-cpu.
 /// Fails through `onError` for options the CPU lacks (16-bit precision).
 mlir::LogicalResult
 buildGenesisCpuPipeline(mlir::OpPassManager &pm,

@@ -547,8 +547,9 @@ GENESIS_VJP(RopeOp) {
 
 GENESIS_VJP(AttentionOp) {
   // One op recomputes the probabilities and returns dq, dk, dv (summing the
-  // query heads that share a key/value head); the additive mask is treated
-  // as a constant.
+  // query heads that share a key/value head). The additive mask gets no
+  // cotangent here: genesis-autodiff decomposes an attention whose mask
+  // depends on a differentiated argument before it differentiates.
   Emitter e(builder, *this);
   auto backward = AttentionGradOp::create(
       builder, e.loc, getQuery(), getKey(), getValue(), getMask(), getResult(),
@@ -573,9 +574,13 @@ GENESIS_VJP(DropoutOp) {
 }
 
 GENESIS_VJP(GlobalNormOp) {
-  // d||x|| / dx = x / ||x||.
+  // d||x|| / dx = x / ||x||, and 0 where ||x|| = 0 (the subgradient
+  // PyTorch's norm takes there, instead of 0/0).
   Emitter e(builder, *this);
-  Value factor = e.div(resultGrads[0], getResult());
+  Value norm = getResult();
+  Value zero = e.splat(norm.getType(), 0.0);
+  Value isZero = e.compare(CompareDirection::eq, norm, zero);
+  Value factor = e.select(isZero, zero, e.div(resultGrads[0], norm));
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     Value perElement = BroadcastInDimOp::create(
         builder, e.loc,

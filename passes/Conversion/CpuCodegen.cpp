@@ -81,6 +81,39 @@ void addEntryPoints(ModuleOp module, LLVM::LLVMFuncOp impl, StringRef name,
   LLVM::ReturnOp::create(body, loc, ValueRange());
 }
 
+/// The bare-pointer calling convention cannot pass a memref with a 0-sized
+/// dimension (it leaves such a function unconverted). Each one is declared
+/// with those dimensions 1 and viewed with its own shape by a
+/// reinterpret_cast at entry; the kernel never touches an element of it.
+void declareEmptyArgumentsNonEmpty(func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  for (BlockArgument argument : entry.getArguments()) {
+    auto type = dyn_cast<MemRefType>(argument.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 0)
+      continue;
+    SmallVector<int64_t> declared(type.getShape()), strides(type.getRank());
+    for (int64_t &d : declared)
+      d = std::max<int64_t>(d, 1);
+    int64_t stride = 1;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= declared[d];
+    }
+    auto declaredType = MemRefType::get(declared, type.getElementType());
+    argument.setType(declaredType);
+    inputs[argument.getArgNumber()] = declaredType;
+    auto view = memref::ReinterpretCastOp::create(
+        b, kernel.getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        StridedLayoutAttr::get(b.getContext(), 0, strides)),
+        argument, 0, type.getShape(), strides);
+    argument.replaceAllUsesExcept(view, view);
+  }
+  kernel.setFunctionType(b.getFunctionType(inputs, kernel.getResultTypes()));
+}
+
 } // namespace
 
 FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
@@ -95,6 +128,7 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
     auto clone = cast<func::FuncOp>(builder.clone(*function));
     std::string name = function.getSymName().str();
     clone.setSymName(name + "_impl");
+    declareEmptyArgumentsNonEmpty(clone);
     kernels.emplace_back(
         name,
         function->getAttrOfType<IntegerAttr>("genesis.outer_extent").getInt());
@@ -105,6 +139,21 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
   // LLVM lowers an f32 -> bf16 truncation to a call of __truncsfbf2, which
   // the libgcc that loads the kernels (GCC 12) lacks; MLIR's integer
   // expansion rounds to nearest even and keeps NaNs, as the evaluator does.
+  // The x86 backend also calls __truncsfbf2 itself where it moves a bf16
+  // value through f32 registers (a broadcast's copy): the kernels define
+  // it, as the same expansion of one truncation.
+  {
+    OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+    Location loc = source.getLoc();
+    auto truncate = func::FuncOp::create(
+        b, loc, "__truncsfbf2",
+        b.getFunctionType({b.getF32Type()}, {b.getBF16Type()}));
+    OpBuilder body = OpBuilder::atBlockBegin(truncate.addEntryBlock());
+    func::ReturnOp::create(body, loc,
+                           arith::TruncFOp::create(body, loc, b.getBF16Type(),
+                                                   truncate.getArgument(0))
+                               .getResult());
+  }
   RewritePatternSet bf16Casts(context);
   arith::populateExpandBFloat16Patterns(bf16Casts);
   if (failed(applyPatternsGreedily(*module, std::move(bf16Casts))))
@@ -126,14 +175,9 @@ FailureOr<std::string> genesis::compileCpuKernels(ModuleOp source) {
     return failure();
   for (auto &[name, extent] : kernels) {
     auto impl = module->lookupSymbol<LLVM::LLVMFuncOp>(name + "_impl");
-    // The bare-pointer calling convention leaves a function with a memref
-    // argument it cannot pass (one with a zero-size dimension) unconverted.
     if (!impl)
       return source.emitError("genesis cpu codegen: kernel '")
-             << name
-             << "' did not lower to LLVM; is one of its operands a tensor "
-                "with a zero-size dimension? (a reduction over an empty "
-                "dimension is not supported on the CPU yet)";
+             << name << "' did not lower to LLVM";
     addEntryPoints(*module, impl, name, extent);
   }
 

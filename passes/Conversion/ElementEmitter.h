@@ -113,6 +113,26 @@ private:
                                      b.getIntegerAttr(type, value));
   }
 
+  /// lhs / rhs truncated toward zero, defined everywhere (arith.divsi is
+  /// undefined for a zero divisor and for INT_MIN / -1): x / -1 wraps as
+  /// 0 - x does, as in the evaluator; x / 0 is 0 (the evaluator reports an
+  /// error, a kernel cannot; docs/limits.md).
+  Value integerDivision(Value lhs, Value rhs, Type element) {
+    Value zero = constantInt(element, 0), one = constantInt(element, 1),
+          minusOne = constantInt(element, -1);
+    auto equals = [&](Value a, Value c) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, c)
+          .getResult();
+    };
+    Value byZero = equals(rhs, zero), byMinusOne = equals(rhs, minusOne);
+    Value safe = arith::SelectOp::create(
+        b, loc, arith::OrIOp::create(b, loc, byZero, byMinusOne), one, rhs);
+    Value quotient = arith::DivSIOp::create(b, loc, lhs, safe);
+    quotient = arith::SelectOp::create(
+        b, loc, byMinusOne, arith::SubIOp::create(b, loc, zero, lhs), quotient);
+    return arith::SelectOp::create(b, loc, byZero, zero, quotient);
+  }
+
   FailureOr<Value> unsupported(Operation *op) {
     return op->emitError(pass)
            << ": '" << op->getName() << "' on " << op->getResultTypes()[0]
@@ -161,6 +181,8 @@ private:
     }
     if (isDataMovement(op))
       return move(op, index);
+    if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op))
+      return reductionOfOne(op, index);
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
       FailureOr<Value> scalar = at(operand, index);
@@ -169,6 +191,36 @@ private:
       operands.push_back(*scalar);
     }
     return elementwise(op, operands, element);
+  }
+
+  /// A reduction inside a fusion body whose reduced dimensions all have
+  /// size 1 (autodiff reduces a broadcast's cotangent so): the one element,
+  /// plus +0.0 for a float sum (a sum starts from +0.0, so -0.0 becomes
+  /// +0.0 as in the evaluator). Other reductions are fusion roots.
+  FailureOr<Value> reductionOfOne(Operation *op, ValueRange index) {
+    auto from = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto dims = op->getAttrOfType<mlir::DenseI64ArrayAttr>("dims").asArrayRef();
+    bool keepdim = op->hasAttr("keepdim");
+    SmallVector<Value> mapped;
+    size_t next = 0;
+    for (int64_t d = 0; d < from.getRank(); ++d) {
+      if (!llvm::is_contained(dims, d)) {
+        mapped.push_back(index[next++]);
+        continue;
+      }
+      if (from.getDimSize(d) != 1)
+        return unsupported(op);
+      mapped.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      if (keepdim)
+        ++next;
+    }
+    FailureOr<Value> element = at(op->getOperand(0), mapped);
+    if (failed(element) || !isa<ReduceSumOp>(op) ||
+        !isFloat(element->getType()))
+      return element;
+    return arith::AddFOp::create(b, loc, *element,
+                                 constantFloat(element->getType(), 0.0))
+        .getResult();
   }
 
   /// The scalar semantics of each elementwise op, as GenesisOps.td states
@@ -308,10 +360,10 @@ private:
                      ? arith::MulFOp::create(b, loc, x[0], x[1]).getResult()
                      : arith::MulIOp::create(b, loc, x[0], x[1]).getResult();
         })
-        .Case([&](DivOp div) -> FailureOr<Value> {
-          if (!floating) // integer division by zero must be reported, not UB
-            return unsupported(div);
-          return arith::DivFOp::create(b, loc, x[0], x[1]).getResult();
+        .Case([&](DivOp) -> Value {
+          if (floating)
+            return arith::DivFOp::create(b, loc, x[0], x[1]).getResult();
+          return integerDivision(x[0], x[1], element);
         })
         .Case([&](PowOp) {
           return math::PowFOp::create(b, loc, x[0], x[1]).getResult();
@@ -530,6 +582,12 @@ private:
     if (from.isInteger(1))
       return isFloat(to) ? arith::UIToFPOp::create(b, loc, to, x).getResult()
                          : arith::ExtUIOp::create(b, loc, to, x).getResult();
+    if (isFloat(from) && isFloat(to) &&
+        from.getIntOrFloatBitWidth() == to.getIntOrFloatBitWidth()) {
+      // f16 <-> bf16: through f32, which holds either exactly (one rounding).
+      Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+      return arith::TruncFOp::create(b, loc, to, wide).getResult();
+    }
     if (isFloat(from) && isFloat(to))
       return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                  ? arith::ExtFOp::create(b, loc, to, x).getResult()

@@ -105,7 +105,11 @@ double splatValue(ConstantOp constant) {
   auto splat = cast<SplatElementsAttr>(constant.getValue());
   if (isa<FloatType>(splat.getElementType()))
     return splat.getSplatValue<APFloat>().convertToDouble();
-  return static_cast<double>(splat.getSplatValue<APInt>().getSExtValue());
+  // i1 true is 1, not the -1 of its sign extension.
+  APInt value = splat.getSplatValue<APInt>();
+  if (value.getBitWidth() == 1)
+    return static_cast<double>(value.getZExtValue());
+  return static_cast<double>(value.getSExtValue());
 }
 
 /// Emits the tensors and steps of the plan.

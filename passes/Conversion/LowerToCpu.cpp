@@ -116,18 +116,25 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
     auto operandType = cast<RankedTensorType>(root->getOperand(0).getType());
     bool keepdim = root->hasAttr("keepdim");
     Type element = operandType.getElementType();
-    if (!isa<FloatType>(element))
-      return fusion.emitError("genesis-lower-cpu: integer reductions are not "
-                              "supported in CPU kernels yet");
-    double init = isa<ReduceSumOp>(root)   ? 0.0
-                  : isa<ReduceMaxOp>(root) ? -INFINITY
-                                           : INFINITY;
+    bool floating = isa<FloatType>(element);
+    // The identity of the combination: what a reduction of nothing gives.
+    TypedAttr init;
+    if (floating)
+      init = b.getFloatAttr(element, isa<ReduceSumOp>(root)   ? 0.0
+                                     : isa<ReduceMaxOp>(root) ? -INFINITY
+                                                              : INFINITY);
+    else {
+      unsigned width = element.getIntOrFloatBitWidth();
+      init = b.getIntegerAttr(
+          element, isa<ReduceSumOp>(root)   ? APInt::getZero(width)
+                   : isa<ReduceMaxOp>(root) ? APInt::getSignedMinValue(width)
+                                            : APInt::getSignedMaxValue(width));
+    }
     status = loopNest(keptShape, [&](OpBuilder &builder, ValueRange keptIndex) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(builder.getInsertionBlock(),
                           builder.getInsertionPoint());
-      Value accumulator = arith::ConstantOp::create(
-          b, loc, element, b.getFloatAttr(element, init));
+      Value accumulator = arith::ConstantOp::create(b, loc, element, init);
       // Nested reduction loops with iter_args.
       SmallVector<Value> full(operandType.getRank());
       for (auto [i, d] : llvm::enumerate(kept))
@@ -142,11 +149,18 @@ FailureOr<func::FuncOp> emitKernel(FusionOp fusion, StringRef name,
           FailureOr<Value> x = emitter.at(root->getOperand(0), full);
           if (failed(x))
             return failure();
+          // Integer sums wrap, as the evaluator's do.
           if (isa<ReduceSumOp>(root))
-            return arith::AddFOp::create(b, loc, acc, *x).getResult();
+            return floating
+                       ? arith::AddFOp::create(b, loc, acc, *x).getResult()
+                       : arith::AddIOp::create(b, loc, acc, *x).getResult();
           if (isa<ReduceMaxOp>(root))
-            return arith::MaximumFOp::create(b, loc, acc, *x).getResult();
-          return arith::MinimumFOp::create(b, loc, acc, *x).getResult();
+            return floating
+                       ? arith::MaximumFOp::create(b, loc, acc, *x).getResult()
+                       : arith::MaxSIOp::create(b, loc, acc, *x).getResult();
+          return floating
+                     ? arith::MinimumFOp::create(b, loc, acc, *x).getResult()
+                     : arith::MinSIOp::create(b, loc, acc, *x).getResult();
         }
         Value upper = arith::ConstantIndexOp::create(
             builder2, loc, operandType.getDimSize(reduced[r]));

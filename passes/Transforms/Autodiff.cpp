@@ -84,6 +84,28 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
 
   Block &body = gradient.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+
+  // An attention whose additive mask depends on a chosen argument is
+  // differentiated through its decomposition: attention_grad treats the
+  // mask as a constant.
+  {
+    llvm::DenseSet<Value> dependent;
+    for (unsigned i : wrt)
+      dependent.insert(gradient.getArgument(i));
+    SmallVector<AttentionOp> maskDependent;
+    for (Operation &op : body.without_terminator()) {
+      if (llvm::none_of(op.getOperands(),
+                        [&](Value v) { return dependent.contains(v); }))
+        continue;
+      dependent.insert(op.result_begin(), op.result_end());
+      if (auto attention = dyn_cast<AttentionOp>(op))
+        if (attention.getMask() && dependent.contains(attention.getMask()))
+          maskDependent.push_back(attention);
+    }
+    for (AttentionOp attention : maskDependent)
+      decomposeAttention(attention);
+  }
+
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator())
     forwardOps.push_back(&op);

@@ -123,7 +123,9 @@ Decomposer decomposerFor(OpBuilder &b, Operation *op, Value q, Value k,
                     vt.getDimSize(3)};
 }
 
-void decompose(AttentionOp op) {
+} // namespace
+
+void genesis::decomposeAttention(AttentionOp op) {
   OpBuilder b(op);
   Decomposer d =
       decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
@@ -136,6 +138,8 @@ void decompose(AttentionOp op) {
       d.reshape(out, {d.batch, d.heads, d.queries, d.valueDepth}));
   op.erase();
 }
+
+namespace {
 
 /// dV = P^T dO, dS = P (dP - rowsum(P dP)) with dP = dO V^T,
 /// dQ = scale dS K, dK = scale dS^T Q: the grouped layout sums dK and dV
@@ -192,7 +196,7 @@ struct GenesisDecomposeAttentionPass
     LLVM_DEBUG(llvm::dbgs() << ops.size() << " attention ops\n");
     for (Operation *op : ops) {
       if (auto attention = dyn_cast<AttentionOp>(op))
-        decompose(attention);
+        decomposeAttention(attention);
       else
         decompose(cast<AttentionGradOp>(op));
     }

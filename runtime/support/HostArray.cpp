@@ -230,6 +230,14 @@ void HostArray::setInt(int64_t flatIndex, int64_t value) {
   assert(false && "unknown DType");
 }
 
+std::string HostArray::elementString(int64_t flatIndex) const {
+  if (!isFloatDType(dtype_))
+    return std::to_string(getInt(flatIndex));
+  std::ostringstream text;
+  text << getDouble(flatIndex);
+  return text.str();
+}
+
 std::string HostArray::typeString() const {
   return dtypeName(dtype_) + shapeString(shape_);
 }

@@ -102,6 +102,10 @@ public:
   int64_t getInt(int64_t flatIndex) const;
   void setInt(int64_t flatIndex, int64_t value);
 
+  /// Element `flatIndex` for people: integers exactly, floats with 6
+  /// significant digits.
+  std::string elementString(int64_t flatIndex) const;
+
   /// E.g. "f32[64, 784]"; a scalar is "f32[]".
   std::string typeString() const;
   /// True when dtype and shape are equal.

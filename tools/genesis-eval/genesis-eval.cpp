@@ -96,7 +96,7 @@ void printArray(const std::string &name, const HostArray &array) {
   std::cout << name << ": " << array.typeString() << " = [";
   int64_t shown = std::min<int64_t>(array.numel(), 8);
   for (int64_t i = 0; i < shown; ++i)
-    std::cout << (i ? ", " : "") << array.getDouble(i);
+    std::cout << (i ? ", " : "") << array.elementString(i);
   std::cout << (array.numel() > shown ? ", ...]" : "]") << "\n";
 }
 

@@ -231,17 +231,28 @@ void printArray(const std::string &name, const HostArray &array) {
   std::cout << name << ": " << array.typeString() << " = [";
   int64_t shown = std::min<int64_t>(array.numel(), 8);
   for (int64_t i = 0; i < shown; ++i)
-    std::cout << (i ? ", " : "") << array.getDouble(i);
+    std::cout << (i ? ", " : "") << array.elementString(i);
   std::cout << (array.numel() > shown ? ", ...]" : "]") << "\n";
 }
 
+/// Writes (or prints) the outputs in the function's result order, then the
+/// inputs it updates in place: `-o` files follow the results as
+/// genesis-eval's do.
 void writeOutputs(const std::vector<std::string> &files,
                   const std::map<std::string, HostArray> &outputs,
-                  const std::string &function) {
-  writeResultFiles(files, NamedArrays(outputs.begin(), outputs.end()),
-                   "the function " + function);
+                  const std::string &function,
+                  const std::vector<std::string> &resultOrder) {
+  NamedArrays ordered;
+  for (const std::string &name : resultOrder)
+    if (auto found = outputs.find(name); found != outputs.end())
+      ordered.emplace_back(*found);
+  for (const auto &entry : outputs)
+    if (std::find(resultOrder.begin(), resultOrder.end(), entry.first) ==
+        resultOrder.end())
+      ordered.emplace_back(entry);
+  writeResultFiles(files, ordered, "the function " + function);
   if (files.empty())
-    for (const auto &[name, array] : outputs)
+    for (const auto &[name, array] : ordered)
       printArray(name, array);
 }
 
@@ -310,9 +321,10 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
     for (const auto &[name, array] : outputs)
       if (array.rank() == 0)
         std::cout << "run " << run + 1 << ": " << name << " = "
-                  << array.getDouble(0) << "\n";
+                  << array.elementString(0) << "\n";
   }
-  writeOutputs(options.outputs, outputs, function);
+  writeOutputs(options.outputs, outputs, function,
+               tensorNames(planFile, function, plan::Role::Output));
   if (!options.saveState.empty())
     saveCheckpoint(session, options.saveState);
   printStats(session, function, options.repeat);

@@ -1119,15 +1119,18 @@ func.func @loss(%x: tensor<2x4x8xf32> {genesis.name = "x", genesis.role = "param
 
 // -----
 
-// n = global_norm(x, y): dx = x * (g / n), dy = y * (g / n), g / n broadcast
-// to each input's shape.
+// n = global_norm(x, y): dx = x * f, dy = y * f with f = g / n (0 where
+// n = 0, as PyTorch's norm), broadcast to each input's shape.
 // CHECK-LABEL: func.func @loss_grad
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32> {genesis.name = "x", genesis.role = "parameter"}, %[[Y:.+]]: tensor<4xf32> {genesis.name = "y", genesis.role = "parameter"})
 // CHECK-SAME: -> (tensor<f32>, tensor<2x3xf32> {genesis.name = "grad:x"}, tensor<4xf32> {genesis.name = "grad:y"})
 // CHECK: %[[N:.+]] = genesis.global_norm %[[X]], %[[Y]]
 // CHECK: %[[L:.+]] = genesis.reduce_sum %[[N]] dims []
 // CHECK: %[[G:.+]] = genesis.constant dense<1.000000e+00> : tensor<f32>
-// CHECK: %[[F:.+]] = genesis.div %[[G]], %[[N]] : tensor<f32>
+// CHECK: %[[Z:.+]] = genesis.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[ISZ:.+]] = genesis.compare eq, %[[N]], %[[Z]] : tensor<f32>
+// CHECK: %[[Q:.+]] = genesis.div %[[G]], %[[N]] : tensor<f32>
+// CHECK: %[[F:.+]] = genesis.select %[[ISZ]], %[[Z]], %[[Q]]
 // CHECK: %[[FX:.+]] = genesis.broadcast_in_dim %[[F]], [] : tensor<f32> -> tensor<2x3xf32>
 // CHECK: %[[FXC:.+]] = genesis.cast %[[FX]]
 // CHECK: %[[DX:.+]] = genesis.mul %[[X]], %[[FXC]] : tensor<2x3xf32>

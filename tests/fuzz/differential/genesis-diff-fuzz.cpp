@@ -1,0 +1,610 @@
+//===- genesis-diff-fuzz.cpp - Differential fuzzer of the compiler --------===//
+//
+// Runs random genesis functions (RandomGraph.h) three ways and compares:
+//   1. the reference evaluator, on the graph and on the graph widened to
+//      f64 (the precision reference);
+//   2. genesis-autodiff: the gradient of sum_r sum(output_r * weight_r) of
+//      the widened graph, on the evaluator, against central finite
+//      differences;
+//   3. compiled CPU plans (the whole genesis-cpu-pipeline, a Session): the
+//      graph, the widened graph and the widened gradient, each against the
+//      evaluator running the same function.
+// Graphs are compiled in batches (one plan holds many functions); a failing
+// batch is rerun graph by graph to find the culprit, which is then shrunk
+// (a node at a time replaced by arguments of its result types, outputs
+// dropped) to a minimal reproducer written to --out.
+//
+// Tolerances (|compiled - evaluator| per element):
+//   f32: 1e-5 * max(1, |e|) + 8 * |e - e64|, where e64 is the widened
+//        graph's value: the compiled code may round differently from the
+//        evaluator (fused ops, f32 accumulation, libm), and an
+//        ill-conditioned graph amplifies any rounding, which |e - e64|
+//        measures for the evaluator's own f32 rounding;
+//   bf16/f16 outputs: 1e-2 / 2e-3 * max(1, |e|) + 8 * |e - e64|;
+//   f64 (widened graph and gradient): 1e-8 * max(1, |e|);
+//   integers and i1: exact, except outputs of the unwidened graph that
+//        depend on floats (a rounding difference may flip a comparison or
+//        a truncating cast; the widened graph checks those exactly);
+//   NaN and infinities: the same class, unless e64 is of another class.
+// Gradient: |analytic - fd| <= 1e-5 * max(1, |fd|) + 1e-14 * max(1,
+// |loss|) / h with h = 1e-6 * max(1, |x|); an element where the
+// differences with h and 100 h disagree (a kink of abs, relu, max, ...) is
+// skipped and counted.
+//
+// usage: genesis-diff-fuzz [--graphs N] [--seed S] [--batch B]
+//                          [--max-ops K] [--out DIR] [--quiet]
+// Exits 1 when any graph fails; prints a progress line with rate and ETA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Evaluator/Evaluator.h"
+#include "dialect/IR/GenesisOps.h"
+#include "dialect/Utils/DiagnosticCapture.h"
+#include "passes/Passes.h"
+#include "runtime/plan/PlanFile.h"
+#include "runtime/session/Session.h"
+#include "runtime/support/Error.h"
+#include "tests/fuzz/differential/RandomGraph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+using namespace genesis;
+using namespace genesis::fuzz;
+
+namespace {
+
+struct Options {
+  int64_t graphs = 1000;
+  uint64_t seed = 1;
+  int batch = 24;
+  int maxOps = 6;
+  std::string out = "fuzz-failures";
+  bool quiet = false;
+};
+
+struct Failure {
+  std::string kind; // "invalid", "evaluator", "gradient", "compile", ...
+  std::string message;
+};
+
+struct Statistics {
+  int64_t graphs = 0, ops = 0, compiledFunctions = 0, gradients = 0,
+          gradientElements = 0, kinks = 0, uncheckedIntegers = 0,
+          borderline = 0;
+  std::map<std::string, int64_t> opCounts;
+};
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a * 0x9e3779b97f4a7c15ull + b + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Whether the graph has a node whose gradient is zero by design where its
+/// finite differences are not: stop_gradient and the ops without a VJP
+/// (optimizer steps, the backward ops), which stop the gradient.
+bool hasGradientStop(const Graph &graph) {
+  static const std::set<std::string> ops = {
+      "genesis.stop_gradient", "genesis.sgd_update",
+      "genesis.sgd_momentum_update",
+      "genesis.adam_update",   "genesis.adamw_update",
+      "genesis.cross_entropy_grad", "genesis.attention_grad"};
+  for (const GraphNode &node : graph.nodes)
+    if (ops.count(node.op))
+      return true;
+  return false;
+}
+
+HostArray widened(const HostArray &array, const TensorSpec &type) {
+  if (!type.isFloat() || type.fixed || array.dtype() == DType::F64)
+    return array;
+  HostArray wide(DType::F64, array.shape());
+  for (int64_t i = 0; i < array.numel(); ++i)
+    wide.setDouble(i, array.getDouble(i));
+  return wide;
+}
+
+std::vector<std::string> resultNames(mlir::func::FuncOp function) {
+  std::vector<std::string> names;
+  for (unsigned r = 0; r < function.getNumResults(); ++r) {
+    auto name = function.getResultAttrOfType<mlir::StringAttr>(r, "genesis.name");
+    names.push_back(name ? name.str()
+                         : function.getSymName().str() + ".result" +
+                               std::to_string(r));
+  }
+  return names;
+}
+
+std::vector<std::string> argumentNames(mlir::func::FuncOp function) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    names.push_back(
+        function.getArgAttrOfType<mlir::StringAttr>(i, "genesis.name").str());
+  return names;
+}
+
+std::string describe(double got, double want, int64_t i) {
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer,
+                "element %lld: compiled %.9g, evaluator %.9g",
+                static_cast<long long>(i), got, want);
+  return buffer;
+}
+
+/// Compares `got` (compiled) with `want` (evaluator) as the header states;
+/// `reference` is the widened graph's value, if any.
+std::optional<std::string> compare(const HostArray &got, const HostArray &want,
+                                   const HostArray *reference,
+                                   bool exactIntegers, Statistics &stats) {
+  if (!got.sameTypeAs(want))
+    return "compiled result " + got.typeString() + ", evaluator " +
+           want.typeString();
+  bool floating = want.dtype() == DType::F32 || want.dtype() == DType::F64 ||
+                  want.dtype() == DType::BF16 || want.dtype() == DType::F16;
+  if (!floating) {
+    if (!exactIntegers) {
+      ++stats.uncheckedIntegers;
+      return std::nullopt;
+    }
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (got.getInt(i) != want.getInt(i))
+        return describe(static_cast<double>(got.getInt(i)),
+                        static_cast<double>(want.getInt(i)), i);
+    return std::nullopt;
+  }
+  double base = want.dtype() == DType::F64    ? 1e-8
+                : want.dtype() == DType::BF16 ? 1e-2
+                : want.dtype() == DType::F16  ? 2e-3
+                                              : 1e-5;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double a = got.getDouble(i), b = want.getDouble(i);
+    double r = reference ? reference->getDouble(i) : b;
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      bool same = (std::isnan(a) && std::isnan(b)) || a == b;
+      bool referenceDiffers =
+          std::isnan(r) != std::isnan(b) || std::isinf(r) != std::isinf(b);
+      if (same)
+        continue;
+      if (referenceDiffers) {
+        ++stats.borderline;
+        continue;
+      }
+      return describe(a, b, i);
+    }
+    double tolerance = base * std::max(1.0, std::fabs(b)) +
+                       (std::isfinite(r) ? 8 * std::fabs(b - r) : INFINITY);
+    if (std::fabs(a - b) > tolerance)
+      return describe(a, b, i);
+  }
+  return std::nullopt;
+}
+
+/// One graph's functions in a batch: names, inputs and evaluator results.
+struct Entry {
+  const Graph *graph;
+  std::string name;
+  std::vector<HostArray> inputs, wideInputs, lossInputs;
+  std::vector<HostArray> expected, expectedWide, expectedGradient;
+  bool hasGradient = false;
+  std::optional<Failure> failure;
+};
+
+class Fuzzer {
+public:
+  explicit Fuzzer(Options options) : options(std::move(options)) {
+    context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
+  }
+
+  /// Runs `graphs` together; the failure of each, if any.
+  std::vector<std::optional<Failure>> run(const std::vector<Graph> &graphs,
+                                          uint64_t seed, bool attribute) {
+    std::vector<Entry> entries(graphs.size());
+    std::string text;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      entries[i].graph = &graphs[i];
+      entries[i].name = "g" + std::to_string(i);
+      text += graphs[i].render(entries[i].name + "_f", false) +
+              graphs[i].render(entries[i].name + "_d", true) +
+              graphs[i].renderLoss(entries[i].name + "_l");
+    }
+    // A crash leaves the functions it was running behind.
+    if (attribute) {
+      std::filesystem::create_directories(options.out);
+      std::ofstream(options.out + "/running.mlir") << text;
+    }
+    std::vector<std::optional<Failure>> failures(graphs.size());
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    {
+      DiagnosticCapture capture(&context);
+      module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+      if (!module) {
+        if (attribute && graphs.size() > 1)
+          return one(graphs, seed);
+        failures[0] = Failure{"invalid", capture.firstError("does not parse") +
+                                             "\n" + text};
+        return failures;
+      }
+    }
+    auto lookup = [&](const std::string &name) {
+      return module->lookupSymbol<mlir::func::FuncOp>(name);
+    };
+
+    // Evaluator and gradient checks, graph by graph.
+    std::vector<std::string> functions;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      Entry &e = entries[i];
+      const Graph &graph = graphs[i];
+      uint64_t graphSeed = mix(seed, i);
+      std::vector<int> arguments = graph.arguments();
+      for (int v : arguments) {
+        e.inputs.push_back(randomInput(graph.values[v], mix(graphSeed, v)));
+        e.wideInputs.push_back(widened(e.inputs.back(), graph.values[v].type));
+      }
+      try {
+        e.expected = evaluate(lookup(e.name + "_f"), e.inputs);
+        e.expectedWide = evaluate(lookup(e.name + "_d"), e.wideInputs);
+      } catch (const Error &error) {
+        e.failure = Failure{"evaluator", error.what()};
+        continue;
+      }
+      functions.push_back(e.name + "_f");
+      functions.push_back(e.name + "_d");
+      if (mlir::func::FuncOp loss = lookup(e.name + "_l")) {
+        if (std::optional<Failure> f = checkGradient(e, loss, graphSeed)) {
+          e.failure = f;
+          continue;
+        }
+        if (e.hasGradient)
+          functions.push_back(e.name + "_l_grad");
+      }
+    }
+    for (size_t i = 0; i < graphs.size(); ++i)
+      if (entries[i].failure) {
+        if (attribute && graphs.size() > 1)
+          return one(graphs, seed);
+        failures[i] = entries[i].failure;
+        return failures;
+      }
+
+    // One plan for every function of the batch.
+    std::optional<Session> session;
+    {
+      DiagnosticCapture capture(&context);
+      mlir::FailureOr<std::vector<uint8_t>> bytes =
+          compileCpuPlan(*module, functions);
+      if (mlir::failed(bytes)) {
+        if (attribute && graphs.size() > 1)
+          return one(graphs, seed);
+        failures[0] =
+            Failure{"compile", capture.firstError("compilePlan failed")};
+        return failures;
+      }
+      try {
+        session.emplace(PlanFile::fromBytes(bytes->data(), bytes->size()));
+      } catch (const Error &error) {
+        if (attribute && graphs.size() > 1)
+          return one(graphs, seed);
+        failures[0] = Failure{"load", error.what()};
+        return failures;
+      }
+    }
+    stats.compiledFunctions += static_cast<int64_t>(functions.size());
+
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      Entry &e = entries[i];
+      auto check = [&](const std::string &function,
+                       const std::vector<HostArray> &inputs,
+                       const std::vector<HostArray> &expected,
+                       const std::vector<HostArray> *reference,
+                       bool wide) -> std::optional<Failure> {
+        mlir::func::FuncOp op = lookup(function);
+        std::map<std::string, HostArray> feed;
+        std::vector<std::string> names = argumentNames(op);
+        for (size_t a = 0; a < names.size(); ++a)
+          feed[names[a]] = inputs[a];
+        std::map<std::string, HostArray> outputs;
+        try {
+          outputs = session->run(function, feed);
+        } catch (const Error &error) {
+          return Failure{"run", function + ": " + error.what()};
+        }
+        std::vector<std::string> results = resultNames(op);
+        for (size_t r = 0; r < results.size(); ++r) {
+          auto found = outputs.find(results[r]);
+          if (found == outputs.end())
+            return Failure{"run", function + ": no result " + results[r]};
+          bool exact =
+              wide || r >= e.graph->outputs.size() ||
+              !e.graph->dependsOnFloat(e.graph->outputs[r]);
+          if (std::optional<std::string> problem =
+                  compare(found->second, expected[r],
+                          reference ? &(*reference)[r] : nullptr, exact, stats))
+            return Failure{wide ? "mismatch-f64" : "mismatch",
+                           function + " result " + std::to_string(r) + ": " +
+                               *problem};
+        }
+        return std::nullopt;
+      };
+      std::optional<Failure> f =
+          check(e.name + "_f", e.inputs, e.expected, &e.expectedWide, false);
+      if (!f)
+        f = check(e.name + "_d", e.wideInputs, e.expectedWide, nullptr, true);
+      if (!f && e.hasGradient)
+        f = check(e.name + "_l_grad", e.lossInputs, e.expectedGradient,
+                  nullptr, true);
+      if (f) {
+        if (attribute && graphs.size() > 1)
+          return one(graphs, seed);
+        failures[i] = f;
+      }
+    }
+    return failures;
+  }
+
+  /// Runs the graphs one at a time (to find which of a batch fails).
+  std::vector<std::optional<Failure>> one(const std::vector<Graph> &graphs,
+                                          uint64_t seed) {
+    std::vector<std::optional<Failure>> failures;
+    for (size_t i = 0; i < graphs.size(); ++i)
+      failures.push_back(run({graphs[i]}, mix(seed, i), false)[0]);
+    return failures;
+  }
+
+  /// Differentiates the loss function and checks the gradient against
+  /// finite differences; fills the entry's gradient inputs and results.
+  std::optional<Failure> checkGradient(Entry &e, mlir::func::FuncOp loss,
+                                       uint64_t graphSeed) {
+    const Graph &graph = *e.graph;
+    std::vector<unsigned> wrt = graph.differentiable();
+    e.lossInputs = e.wideInputs;
+    for (size_t k = 0; k < graph.outputs.size(); ++k) {
+      const TensorSpec &type = graph.values[graph.outputs[k]].type;
+      if (!type.isFloat() || type.fixed)
+        continue;
+      HostArray weight(DType::F64, type.shape);
+      Generator generator(mix(graphSeed, 1000000 + k));
+      generator.fill_uniform(weight, 0.5, 1.5);
+      e.lossInputs.push_back(weight);
+    }
+    if (wrt.empty()) {
+      loss.erase();
+      return std::nullopt;
+    }
+    mlir::FailureOr<mlir::func::FuncOp> gradient = mlir::failure();
+    {
+      DiagnosticCapture capture(&context);
+      gradient = differentiate(loss, wrt);
+      if (mlir::failed(gradient)) {
+        loss.erase();
+        if (hasGradientStop(graph))
+          return std::nullopt;
+        return Failure{"autodiff", capture.firstError("differentiate failed")};
+      }
+    }
+    e.hasGradient = true;
+    ++stats.gradients;
+    std::vector<HostArray> inputs = e.lossInputs;
+    try {
+      e.expectedGradient = evaluate(*gradient, inputs);
+      double value = e.expectedGradient[0].getDouble(0);
+      if (!std::isfinite(value) || hasGradientStop(graph))
+        return std::nullopt;
+      for (size_t n = 0; n < wrt.size(); ++n) {
+        HostArray &argument = inputs[wrt[n]];
+        const HostArray &analytic = e.expectedGradient[1 + n];
+        int64_t count = argument.numel();
+        for (int64_t j = 0; j < count; j += std::max<int64_t>(1, count / 4)) {
+          double x = argument.getDouble(j);
+          auto difference = [&](double h) {
+            argument.setDouble(j, x + h);
+            double up = evaluate(loss, inputs)[0].getDouble(0);
+            argument.setDouble(j, x - h);
+            double down = evaluate(loss, inputs)[0].getDouble(0);
+            argument.setDouble(j, x);
+            return (up - down) / (2 * h);
+          };
+          double h = 1e-6 * std::max(1.0, std::fabs(x));
+          double fd = difference(h), coarse = difference(100 * h);
+          double scale = std::max(1.0, std::fabs(fd));
+          if (!std::isfinite(fd) || !std::isfinite(coarse) ||
+              std::fabs(fd - coarse) > 1e-4 * scale) {
+            ++stats.kinks;
+            continue;
+          }
+          ++stats.gradientElements;
+          double tolerance =
+              1e-5 * scale + 1e-14 * std::max(1.0, std::fabs(value)) / h;
+          double got = analytic.getDouble(j);
+          if (!(std::fabs(got - fd) <= tolerance)) {
+            char buffer[200];
+            std::snprintf(buffer, sizeof buffer,
+                          "d loss / d argument %u element %lld: autodiff "
+                          "%.12g, finite differences %.12g",
+                          wrt[n], static_cast<long long>(j), got, fd);
+            return Failure{"gradient", buffer};
+          }
+        }
+      }
+    } catch (const Error &error) {
+      return Failure{"evaluator", std::string("gradient: ") + error.what()};
+    }
+    return std::nullopt;
+  }
+
+  /// The smallest graph that still fails as `failure` does.
+  Graph shrink(Graph graph, const Failure &failure, uint64_t seed) {
+    auto stillFails = [&](const Graph &candidate) {
+      std::optional<Failure> f = run({candidate}, seed, false)[0];
+      return f && f->kind == failure.kind;
+    };
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t k = 0; graph.outputs.size() > 1 && k < graph.outputs.size();
+           ++k) {
+        Graph candidate = graph.withOnlyOutput(k);
+        if (stillFails(candidate)) {
+          graph = candidate;
+          progress = true;
+          break;
+        }
+      }
+      for (int n = static_cast<int>(graph.nodes.size()) - 1; n >= 0; --n) {
+        Graph candidate = graph.withoutNode(n);
+        if (candidate.outputs.empty() || candidate.nodes.size() == 0)
+          continue;
+        if (stillFails(candidate)) {
+          graph = candidate;
+          progress = true;
+          break;
+        }
+      }
+    }
+    return graph;
+  }
+
+  Statistics stats;
+
+private:
+  Options options;
+  mlir::MLIRContext context;
+};
+
+bool parseOptions(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw Error("genesis-diff-fuzz: " + arg + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (arg == "--graphs")
+        options.graphs = std::stoll(value());
+      else if (arg == "--seed")
+        options.seed = std::stoull(value());
+      else if (arg == "--batch")
+        options.batch = std::stoi(value());
+      else if (arg == "--max-ops")
+        options.maxOps = std::stoi(value());
+      else if (arg == "--out")
+        options.out = value();
+      else if (arg == "--quiet")
+        options.quiet = true;
+      else
+        throw Error("genesis-diff-fuzz: unknown option '" + arg + "'");
+    } catch (const std::logic_error &) {
+      throw Error("genesis-diff-fuzz: " + arg + " needs a number");
+    }
+  }
+  if (options.graphs < 0 || options.batch < 1 || options.maxOps < 1)
+    throw Error("genesis-diff-fuzz: --graphs must be >= 0, --batch and "
+                "--max-ops >= 1");
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  try {
+    parseOptions(argc, argv, options);
+  } catch (const Error &error) {
+    std::cerr << error.what() << "\n";
+    return 2;
+  }
+  Fuzzer fuzzer(options);
+  GraphOptions graphOptions;
+  graphOptions.maxOps = options.maxOps;
+  auto start = std::chrono::steady_clock::now();
+  int64_t failed = 0;
+  for (int64_t first = 0; first < options.graphs; first += options.batch) {
+    int64_t count = std::min<int64_t>(options.batch, options.graphs - first);
+    std::vector<Graph> graphs;
+    for (int64_t i = 0; i < count; ++i) {
+      graphs.push_back(randomGraph(mix(options.seed, first + i), graphOptions));
+      fuzzer.stats.ops += static_cast<int64_t>(graphs.back().nodes.size());
+      for (const GraphNode &node : graphs.back().nodes)
+        ++fuzzer.stats.opCounts[node.op];
+    }
+    uint64_t batchSeed = mix(options.seed ^ 0x5bd1e995u, first);
+    std::vector<std::optional<Failure>> failures =
+        fuzzer.run(graphs, batchSeed, true);
+    fuzzer.stats.graphs += count;
+    for (int64_t i = 0; i < count; ++i) {
+      if (!failures[i])
+        continue;
+      ++failed;
+      // `one` reran graph i alone with this seed.
+      uint64_t seed = count > 1 ? mix(batchSeed, i) : batchSeed;
+      Graph small = fuzzer.shrink(graphs[i], *failures[i], seed);
+      std::optional<Failure> last = fuzzer.run({small}, seed, false)[0];
+      const Failure &shown = last ? *last : *failures[i];
+      std::filesystem::create_directories(options.out);
+      std::string path = options.out + "/" + shown.kind + "-" +
+                         std::to_string(options.seed) + "-" +
+                         std::to_string(first + i) + ".mlir";
+      std::ofstream file(path);
+      file << "// genesis-diff-fuzz --seed " << options.seed << ": graph "
+           << first + i << " (input seed " << seed << ")\n// " << shown.kind
+           << ": ";
+      for (char c : shown.message)
+        file << (c == '\n' ? std::string("\n// ") : std::string(1, c));
+      file << "\n" << small.render("graph", false) << "\n"
+           << small.render("graph_f64", true);
+      std::cout << "\nFAIL graph " << first + i << " (" << shown.kind << ", "
+                << small.nodes.size() << " ops after shrinking): "
+                << shown.message.substr(0, 300) << "\n  reproducer: " << path
+                << "\n";
+    }
+    if (!options.quiet) {
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      int64_t done = first + count;
+      double rate = done / std::max(seconds, 1e-9);
+      std::printf("\r[diff-fuzz] %lld/%lld graphs, %.1f graphs/s, ETA %.0f s, "
+                  "%lld failed",
+                  static_cast<long long>(done),
+                  static_cast<long long>(options.graphs), rate,
+                  (options.graphs - done) / std::max(rate, 1e-9),
+                  static_cast<long long>(failed));
+      std::fflush(stdout);
+    }
+  }
+  const Statistics &s = fuzzer.stats;
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("\n[diff-fuzz] seed %llu: %lld graphs (%lld ops, %lld compiled "
+              "functions) in %.1f s; %lld gradients checked at %lld elements "
+              "(%lld kinks skipped); %lld integer outputs of float graphs "
+              "left to the f64 check; %lld borderline NaN/inf; %lld failed\n",
+              static_cast<unsigned long long>(options.seed),
+              static_cast<long long>(s.graphs), static_cast<long long>(s.ops),
+              static_cast<long long>(s.compiledFunctions), seconds,
+              static_cast<long long>(s.gradients),
+              static_cast<long long>(s.gradientElements),
+              static_cast<long long>(s.kinks),
+              static_cast<long long>(s.uncheckedIntegers),
+              static_cast<long long>(s.borderline),
+              static_cast<long long>(failed));
+  std::printf("[diff-fuzz] ops:");
+  for (const auto &[op, count] : s.opCounts)
+    std::printf(" %s=%lld", op.c_str() + 8, static_cast<long long>(count));
+  std::printf("\n");
+  std::filesystem::remove(options.out + "/running.mlir");
+  return failed ? 1 : 0;
+}
