@@ -22,8 +22,8 @@ namespace {
 
 bool isHalf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && (tensor.getElementType().isBF16() ||
-                    tensor.getElementType().isF16());
+  return tensor &&
+         (tensor.getElementType().isBF16() || tensor.getElementType().isF16());
 }
 
 Type widened(Type type) {
@@ -46,7 +46,8 @@ struct GenesisWiden16BitPass
   void runOnOperation() override {
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
-      if (op->getDialect() != op->getContext()->getLoadedDialect<GenesisDialect>() ||
+      if (op->getDialect() !=
+              op->getContext()->getLoadedDialect<GenesisDialect>() ||
           movesExactly(op))
         return;
       if (llvm::any_of(op->getOperandTypes(), isHalf) ||
@@ -59,9 +60,8 @@ struct GenesisWiden16BitPass
       IRMapping mapping;
       for (Value operand : op->getOperands())
         if (isHalf(operand.getType()))
-          mapping.map(operand, CastOp::create(b, loc,
-                                              widened(operand.getType()),
-                                              operand)
+          mapping.map(operand, CastOp::create(
+                                   b, loc, widened(operand.getType()), operand)
                                    .getResult());
       Operation *wide = b.clone(*op, mapping);
       for (OpResult result : wide->getResults())

@@ -196,7 +196,9 @@ private:
         [&](const TensorSpec &t) {
           return static_cast<int>(t.shape.size()) >= minRank;
         },
-        [&] { return TensorSpec{randomShape(minRank, 3), anyElement()}; });
+        [&] {
+          return TensorSpec{randomShape(minRank, 3), anyElement()};
+        });
   }
 
   /// A value of exactly `spec`: an existing one, a broadcast of one of
@@ -234,10 +236,10 @@ private:
   }
 
   int constant(const TensorSpec &spec, double value) {
-    std::string literal =
-        spec.isFloat()         ? floatLiteral(value)
-        : spec.element == "i1" ? std::string(value != 0 ? "true" : "false")
-                               : std::to_string(static_cast<int64_t>(value));
+    std::string literal = spec.isFloat() ? floatLiteral(value)
+                          : spec.element == "i1"
+                              ? std::string(value != 0 ? "true" : "false")
+                              : std::to_string(static_cast<int64_t>(value));
     return addNode("genesis.constant",
                    "genesis.constant dense<" + literal + "> : @0", {}, {spec});
   }
@@ -256,31 +258,47 @@ private:
 
   bool makeOne() {
     static const std::vector<bool (Builder::*)()> makers = {
-        &Builder::makeUnaryFloat, &Builder::makeUnaryFloat,
-        &Builder::makeUnaryInteger, &Builder::makeBinary,
-        &Builder::makeBinary,       &Builder::makeBinary,
-        &Builder::makeCompare,      &Builder::makeSelect,
-        &Builder::makeCast,         &Builder::makeReshape,
-        &Builder::makeTranspose,    &Builder::makeSlice,
-        &Builder::makePad,          &Builder::makeConcat,
-        &Builder::makeBroadcast,    &Builder::makeIota,
-        &Builder::makeConstant,     &Builder::makeTake,
-        &Builder::makeScatterAdd,   &Builder::makeReduce,
-        &Builder::makeReduce,       &Builder::makeArgmax,
-        &Builder::makeMatmul,       &Builder::makeSoftmax,
-        &Builder::makeLayerNorm,    &Builder::makeRmsNorm,
-        &Builder::makeRope,         &Builder::makeCrossEntropy,
-        &Builder::makeCrossEntropyGrad, &Builder::makeOptimizer,
-        &Builder::makeGlobalNorm,   &Builder::makeAttention,
+        &Builder::makeUnaryFloat,
+        &Builder::makeUnaryFloat,
+        &Builder::makeUnaryInteger,
+        &Builder::makeBinary,
+        &Builder::makeBinary,
+        &Builder::makeBinary,
+        &Builder::makeCompare,
+        &Builder::makeSelect,
+        &Builder::makeCast,
+        &Builder::makeReshape,
+        &Builder::makeTranspose,
+        &Builder::makeSlice,
+        &Builder::makePad,
+        &Builder::makeConcat,
+        &Builder::makeBroadcast,
+        &Builder::makeIota,
+        &Builder::makeConstant,
+        &Builder::makeTake,
+        &Builder::makeScatterAdd,
+        &Builder::makeReduce,
+        &Builder::makeReduce,
+        &Builder::makeArgmax,
+        &Builder::makeMatmul,
+        &Builder::makeSoftmax,
+        &Builder::makeLayerNorm,
+        &Builder::makeRmsNorm,
+        &Builder::makeRope,
+        &Builder::makeCrossEntropy,
+        &Builder::makeCrossEntropyGrad,
+        &Builder::makeOptimizer,
+        &Builder::makeGlobalNorm,
+        &Builder::makeAttention,
         &Builder::makeAllReduce};
     return (this->*choose(makers))();
   }
 
   bool makeUnaryFloat() {
     static const std::vector<std::string> ops = {
-        "neg",  "abs",  "sign", "exp", "log", "sqrt", "rsqrt",
-        "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos",
-        "erf",  "stop_gradient"};
+        "neg",   "abs",  "sign",    "exp",          "log",  "sqrt",
+        "rsqrt", "tanh", "sigmoid", "relu",         "gelu", "silu",
+        "sin",   "cos",  "erf",     "stop_gradient"};
     int x = floatValue();
     const std::string &op = choose(ops);
     if (op == "log" || op == "sqrt" || op == "rsqrt")
@@ -294,11 +312,15 @@ private:
   bool makeUnaryInteger() {
     if (coin(0.25)) {
       int x = valueWith([](const TensorSpec &t) { return t.element == "i1"; },
-                        [&] { return TensorSpec{randomShape(), "i1"}; });
+                        [&] {
+                          return TensorSpec{randomShape(), "i1"};
+                        });
       return unary("not", x) >= 0;
     }
     int x = valueWith([](const TensorSpec &t) { return t.isInteger(); },
-                      [&] { return TensorSpec{randomShape(), intElement()}; });
+                      [&] {
+                        return TensorSpec{randomShape(), intElement()};
+                      });
     return unary(choose<std::string>({"neg", "abs", "sign", "relu"}), x) >= 0;
   }
 
@@ -497,8 +519,7 @@ private:
                         int64_t axis) {
     TensorSpec result{{}, operand.element};
     result.shape.assign(operand.shape.begin(), operand.shape.begin() + axis);
-    result.shape.insert(result.shape.end(), ids.shape.begin(),
-                        ids.shape.end());
+    result.shape.insert(result.shape.end(), ids.shape.begin(), ids.shape.end());
     result.shape.insert(result.shape.end(), operand.shape.begin() + axis + 1,
                         operand.shape.end());
     return result;
@@ -641,7 +662,8 @@ private:
     std::vector<int64_t> shape = type(x).shape;
     TensorSpec table{{shape[shape.size() - 2], shape.back()}, type(x).element};
     int cos = valueOfType(table), sin = valueOfType(table);
-    return addNode("genesis.rope", "genesis.rope $0, $1, $2 : (#0, #1, #2) -> @0",
+    return addNode("genesis.rope",
+                   "genesis.rope $0, $1, $2 : (#0, #1, #2) -> @0",
                    {x, cos, sin}, {type(x)}) >= 0;
   }
 
@@ -668,12 +690,10 @@ private:
     loss.labels = addArgument(TensorSpec{{logits.shape[0]}, intElement()},
                               ignores ? Fill::Label : Fill::Index, classes);
     loss.reduction = static_cast<int>(randint(0, 3));
-    loss.attributes = "{ignore_index = " +
-                      std::to_string(ignores ? classes : -100) +
-                      " : i64, label_smoothing = " +
-                      floatLiteral(coin(0.3) ? 0.1 : 0.0) +
-                      " : f64, reduction = " +
-                      std::to_string(loss.reduction) + " : i32}";
+    loss.attributes =
+        "{ignore_index = " + std::to_string(ignores ? classes : -100) +
+        " : i64, label_smoothing = " + floatLiteral(coin(0.3) ? 0.1 : 0.0) +
+        " : f64, reduction = " + std::to_string(loss.reduction) + " : i32}";
     bool wide = logits.element == "f32" || logits.element == "f64";
     loss.lossElement = wide ? logits.element : "f32";
     return loss;
@@ -720,10 +740,9 @@ private:
     if (kind == 1) {
       int buffer = valueOfType(p);
       bool nesterov = coin(0.3);
-      std::string attributes =
-          "{momentum = 9.000000e-01 : f64, dampening = " +
-          floatLiteral(nesterov ? 0.0 : 0.1) + " : f64, " + decay +
-          (nesterov ? ", nesterov" : "") + "}";
+      std::string attributes = "{momentum = 9.000000e-01 : f64, dampening = " +
+                               floatLiteral(nesterov ? 0.0 : 0.1) + " : f64, " +
+                               decay + (nesterov ? ", nesterov" : "") + "}";
       return addNode("genesis.sgd_momentum_update",
                      "genesis.sgd_momentum_update $0, $1, $2, $3, $4 " +
                          attributes + " : (#0, #1, #2, #3, #4) -> (@0, @1)",
@@ -779,8 +798,8 @@ private:
     TensorSpec out = spec(heads, queries, valueDepth);
     if (!gradient)
       return addNode("genesis.attention",
-                     "genesis.attention " + uses + attributes + " : (" +
-                         types + ") -> @0",
+                     "genesis.attention " + uses + attributes + " : (" + types +
+                         ") -> @0",
                      operands, {out}) >= 0;
     for (int i = 0; i < 2; ++i) {
       std::string k = std::to_string(operands.size());
@@ -792,8 +811,8 @@ private:
                    "genesis.attention_grad " + uses + attributes + " : (" +
                        types + ") -> (@0, @1, @2)",
                    operands,
-                   {type(operands[0]), type(operands[1]),
-                    type(operands[2])}) >= 0;
+                   {type(operands[0]), type(operands[1]), type(operands[2])}) >=
+           0;
   }
 
   bool makeAllReduce() {
@@ -913,20 +932,22 @@ bool Graph::hasFloatOutput() const {
 std::string Graph::renderLoss(const std::string &name) const {
   if (!hasFloatOutput())
     return "";
-  std::string arguments = argumentList(*this, name, true), text = body(*this, true);
+  std::string arguments = argumentList(*this, name, true),
+              text = body(*this, true);
   std::string total;
   for (size_t k = 0; k < outputs.size(); ++k) {
     const TensorSpec &type = values[outputs[k]].type;
     if (!type.isFloat() || type.fixed)
       continue;
     std::string w = "%w" + std::to_string(k), t = type.str(true);
-    arguments += (arguments.empty() ? "" : ", ") + w + ": " + t + " {genesis.name = \"" + name + ".w" +
-                 std::to_string(k) + "\", genesis.role = \"input\"}";
+    arguments += (arguments.empty() ? "" : ", ") + w + ": " + t +
+                 " {genesis.name = \"" + name + ".w" + std::to_string(k) +
+                 "\", genesis.role = \"input\"}";
     std::vector<int64_t> all(type.shape.size());
     std::iota(all.begin(), all.end(), 0);
     std::string k_ = std::to_string(k);
-    text += "  %m" + k_ + " = genesis.mul " + valueReference(*this, outputs[k]) +
-            ", " + w + " : " + t + "\n";
+    text += "  %m" + k_ + " = genesis.mul " +
+            valueReference(*this, outputs[k]) + ", " + w + " : " + t + "\n";
     text += "  %s" + k_ + " = genesis.reduce_sum %m" + k_ + " dims [" +
             join(all) + "] : " + t + "\n";
     if (total.empty()) {
@@ -1053,9 +1074,9 @@ HostArray randomInput(const GraphValue &value, uint64_t seed) {
       break;
     case Fill::Label:
       array.setInt(i, u < 0.25 ? value.bound
-                               : std::min<int64_t>(value.bound - 1,
-                                                   static_cast<int64_t>(
-                                                       u * value.bound)));
+                               : std::min<int64_t>(
+                                     value.bound - 1,
+                                     static_cast<int64_t>(u * value.bound)));
       break;
     case Fill::Positive:
       array.setDouble(i, 0.01 + 1.99 * u);

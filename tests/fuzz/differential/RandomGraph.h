@@ -48,8 +48,8 @@ enum class Fill {
 /// One value: a function argument or a result of a node.
 struct GraphValue {
   TensorSpec type;
-  int node = -1;     // defining node, -1 for an argument
-  int result = 0;    // result number within the node
+  int node = -1;  // defining node, -1 for an argument
+  int result = 0; // result number within the node
   Fill fill = Fill::Random;
   int64_t bound = 0; // for Index and Label
 };

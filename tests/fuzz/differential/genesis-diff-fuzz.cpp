@@ -98,10 +98,10 @@ uint64_t mix(uint64_t a, uint64_t b) {
 /// (optimizer steps, the backward ops), which stop the gradient.
 bool hasGradientStop(const Graph &graph) {
   static const std::set<std::string> ops = {
-      "genesis.stop_gradient", "genesis.sgd_update",
-      "genesis.sgd_momentum_update",
-      "genesis.adam_update",   "genesis.adamw_update",
-      "genesis.cross_entropy_grad", "genesis.attention_grad"};
+      "genesis.stop_gradient",       "genesis.sgd_update",
+      "genesis.sgd_momentum_update", "genesis.adam_update",
+      "genesis.adamw_update",        "genesis.cross_entropy_grad",
+      "genesis.attention_grad"};
   for (const GraphNode &node : graph.nodes)
     if (ops.count(node.op))
       return true;
@@ -120,7 +120,8 @@ HostArray widened(const HostArray &array, const TensorSpec &type) {
 std::vector<std::string> resultNames(mlir::func::FuncOp function) {
   std::vector<std::string> names;
   for (unsigned r = 0; r < function.getNumResults(); ++r) {
-    auto name = function.getResultAttrOfType<mlir::StringAttr>(r, "genesis.name");
+    auto name =
+        function.getResultAttrOfType<mlir::StringAttr>(r, "genesis.name");
     names.push_back(name ? name.str()
                          : function.getSymName().str() + ".result" +
                                std::to_string(r));
@@ -326,9 +327,8 @@ public:
           auto found = outputs.find(results[r]);
           if (found == outputs.end())
             return Failure{"run", function + ": no result " + results[r]};
-          bool exact =
-              wide || r >= e.graph->outputs.size() ||
-              !e.graph->dependsOnFloat(e.graph->outputs[r]);
+          bool exact = wide || r >= e.graph->outputs.size() ||
+                       !e.graph->dependsOnFloat(e.graph->outputs[r]);
           if (std::optional<std::string> problem =
                   compare(found->second, expected[r],
                           reference ? &(*reference)[r] : nullptr, exact, stats))
@@ -343,8 +343,8 @@ public:
       if (!f)
         f = check(e.name + "_d", e.wideInputs, e.expectedWide, nullptr, true);
       if (!f && e.hasGradient)
-        f = check(e.name + "_l_grad", e.lossInputs, e.expectedGradient,
-                  nullptr, true);
+        f = check(e.name + "_l_grad", e.lossInputs, e.expectedGradient, nullptr,
+                  true);
       if (f) {
         if (attribute && graphs.size() > 1)
           return one(graphs, seed);
@@ -562,12 +562,13 @@ int main(int argc, char **argv) {
            << ": ";
       for (char c : shown.message)
         file << (c == '\n' ? std::string("\n// ") : std::string(1, c));
-      file << "\n" << small.render("graph", false) << "\n"
+      file << "\n"
+           << small.render("graph", false) << "\n"
            << small.render("graph_f64", true);
       std::cout << "\nFAIL graph " << first + i << " (" << shown.kind << ", "
-                << small.nodes.size() << " ops after shrinking): "
-                << shown.message.substr(0, 300) << "\n  reproducer: " << path
-                << "\n";
+                << small.nodes.size()
+                << " ops after shrinking): " << shown.message.substr(0, 300)
+                << "\n  reproducer: " << path << "\n";
     }
     if (!options.quiet) {
       double seconds = std::chrono::duration<double>(
