@@ -133,6 +133,35 @@ private:
     return arith::SelectOp::create(b, loc, byZero, zero, quotient);
   }
 
+  /// f64 -> f32 rounded to odd (toward zero, then the last bit set when
+  /// inexact): rounding that to a 16-bit type to nearest even rounds the
+  /// f64 once, as the evaluator does (a plain f32 step would round twice;
+  /// and LLVM's direct f64 -> bf16 truncation calls __truncdfbf2, which the
+  /// host's libgcc lacks).
+  Value roundToOddF32(Value x) {
+    Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type();
+    // Toward zero: the nearest f32, one step down in magnitude where it
+    // rounded away from zero (an overflow to infinity becomes the largest
+    // finite value).
+    Value nearest = arith::TruncFOp::create(b, loc, f32, x);
+    Value away = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OGT,
+        math::AbsFOp::create(b, loc,
+                             arith::ExtFOp::create(b, loc, f64, nearest)),
+        math::AbsFOp::create(b, loc, x));
+    Value bits = arith::BitcastOp::create(b, loc, i32, nearest);
+    bits = arith::SelectOp::create(
+        b, loc, away, arith::SubIOp::create(b, loc, bits, constantInt(i32, 1)),
+        bits);
+    Value truncated = arith::BitcastOp::create(b, loc, f32, bits);
+    Value inexact =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                              arith::ExtFOp::create(b, loc, f64, truncated), x);
+    Value odd = arith::OrIOp::create(b, loc, bits, constantInt(i32, 1));
+    return arith::BitcastOp::create(
+        b, loc, f32, arith::SelectOp::create(b, loc, inexact, odd, bits));
+  }
+
   FailureOr<Value> unsupported(Operation *op) {
     return op->emitError(pass)
            << ": '" << op->getName() << "' on " << op->getResultTypes()[0]
@@ -431,6 +460,18 @@ private:
             predicate = arith::CmpIPredicate::sge;
             break;
           }
+          // i1 orders false < true (0 < 1), as the evaluator; signed, true
+          // would be -1.
+          if (x[0].getType().isInteger(1) &&
+              predicate != arith::CmpIPredicate::eq &&
+              predicate != arith::CmpIPredicate::ne)
+            predicate = predicate == arith::CmpIPredicate::slt
+                            ? arith::CmpIPredicate::ult
+                        : predicate == arith::CmpIPredicate::sle
+                            ? arith::CmpIPredicate::ule
+                        : predicate == arith::CmpIPredicate::sgt
+                            ? arith::CmpIPredicate::ugt
+                            : arith::CmpIPredicate::uge;
           return arith::CmpIOp::create(b, loc, predicate, x[0], x[1]);
         })
         .Case([&](SelectOp) {
@@ -588,6 +629,8 @@ private:
       Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
       return arith::TruncFOp::create(b, loc, to, wide).getResult();
     }
+    if (from.isF64() && to.getIntOrFloatBitWidth() == 16)
+      return arith::TruncFOp::create(b, loc, to, roundToOddF32(x)).getResult();
     if (isFloat(from) && isFloat(to))
       return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                  ? arith::ExtFOp::create(b, loc, to, x).getResult()

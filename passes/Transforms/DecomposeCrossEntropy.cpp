@@ -42,7 +42,8 @@ void decompose(CrossEntropyOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
-  Type element = logits.getElementType();
+  // The loss's type (f32 for 16-bit logits), in which rows are counted.
+  Type element = op.getType().getElementType();
   Value rows = CrossEntropyOp::create(
       b, loc, RankedTensorType::get({logits.getDimSize(0)}, element),
       op.getLogits(), op.getLabels(), op.getIgnoreIndexAttr(),
@@ -63,7 +64,9 @@ void decompose(CrossEntropyGradOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
-  Type element = logits.getElementType();
+  // The loss gradient's type (f32 for 16-bit logits).
+  Type element =
+      cast<RankedTensorType>(op.getLossGrad().getType()).getElementType();
   Value weight = op.getLossGrad();
   if (op.getReduction() == LossReduction::mean)
     weight = DivOp::create(

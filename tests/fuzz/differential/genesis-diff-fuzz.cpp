@@ -20,7 +20,8 @@
 //        evaluator (fused ops, f32 accumulation, libm), and an
 //        ill-conditioned graph amplifies any rounding, which |e - e64|
 //        measures for the evaluator's own f32 rounding;
-//   bf16/f16 outputs: 1e-2 / 2e-3 * max(1, |e|) + 8 * |e - e64|;
+//   graphs holding bf16/f16 values: 1e-2 / 2e-3 in place of 1e-5 (the
+//        budget is the least precise float type's, wherever it is);
 //   f64 (widened graph and gradient): 1e-8 * max(1, |e|);
 //   integers and i1: exact, except outputs of the unwidened graph that
 //        depend on floats (a rounding difference may flip a comparison or
@@ -31,8 +32,15 @@
 // differences with h and 100 h disagree (a kink of abs, relu, max, ...) is
 // skipped and counted.
 //
+// With --cuda-cases DIR, each graph that passed is also compiled for the
+// cuda target and written as a case for scripts/gpu/check_cases.py (plan,
+// inputs, the evaluator's outputs, the widened graph's outputs as the
+// precision reference, the tolerance); a graph the cuda lowering refuses
+// is listed in DIR/refused.txt.
+//
 // usage: genesis-diff-fuzz [--graphs N] [--seed S] [--batch B]
-//                          [--max-ops K] [--out DIR] [--quiet]
+//                          [--max-ops K] [--out DIR] [--cuda-cases DIR]
+//                          [--quiet]
 // Exits 1 when any graph fails; prints a progress line with rate and ETA.
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +49,7 @@
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "passes/Passes.h"
+#include "runtime/formats/ArrayIO.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/session/Session.h"
 #include "runtime/support/Error.h"
@@ -71,6 +80,8 @@ struct Options {
   int batch = 24;
   int maxOps = 6;
   std::string out = "fuzz-failures";
+  /// Where to write each graph that passed as a CUDA case (empty: none).
+  std::string cudaCases;
   bool quiet = false;
 };
 
@@ -82,7 +93,7 @@ struct Failure {
 struct Statistics {
   int64_t graphs = 0, ops = 0, compiledFunctions = 0, gradients = 0,
           gradientElements = 0, kinks = 0, uncheckedIntegers = 0,
-          borderline = 0;
+          borderline = 0, cudaCases = 0, cudaRefused = 0;
   std::map<std::string, int64_t> opCounts;
 };
 
@@ -149,7 +160,8 @@ std::string describe(double got, double want, int64_t i) {
 /// `reference` is the widened graph's value, if any.
 std::optional<std::string> compare(const HostArray &got, const HostArray &want,
                                    const HostArray *reference,
-                                   bool exactIntegers, Statistics &stats) {
+                                   bool exactIntegers, double base,
+                                   Statistics &stats) {
   if (!got.sameTypeAs(want))
     return "compiled result " + got.typeString() + ", evaluator " +
            want.typeString();
@@ -166,10 +178,6 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
                         static_cast<double>(want.getInt(i)), i);
     return std::nullopt;
   }
-  double base = want.dtype() == DType::F64    ? 1e-8
-                : want.dtype() == DType::BF16 ? 1e-2
-                : want.dtype() == DType::F16  ? 2e-3
-                                              : 1e-5;
   for (int64_t i = 0; i < want.numel(); ++i) {
     double a = got.getDouble(i), b = want.getDouble(i);
     double r = reference ? reference->getDouble(i) : b;
@@ -191,6 +199,18 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
       return describe(a, b, i);
   }
   return std::nullopt;
+}
+
+/// The relative budget of the unwidened graph: that of its least precise
+/// float type (an f64 output of an f32 sum carries the sum's rounding).
+double relativeBudget(const Graph &graph) {
+  double budget = 1e-8;
+  for (const GraphValue &value : graph.values)
+    budget = std::max(budget, value.type.element == "bf16"  ? 1e-2
+                              : value.type.element == "f16" ? 2e-3
+                              : value.type.element == "f32" ? 1e-5
+                                                            : 1e-8);
+  return budget;
 }
 
 /// One graph's functions in a batch: names, inputs and evaluator results.
@@ -331,7 +351,8 @@ public:
                        !e.graph->dependsOnFloat(e.graph->outputs[r]);
           if (std::optional<std::string> problem =
                   compare(found->second, expected[r],
-                          reference ? &(*reference)[r] : nullptr, exact, stats))
+                          reference ? &(*reference)[r] : nullptr, exact,
+                          wide ? 1e-8 : relativeBudget(*e.graph), stats))
             return Failure{wide ? "mismatch-f64" : "mismatch",
                            function + " result " + std::to_string(r) + ": " +
                                *problem};
@@ -444,6 +465,72 @@ public:
     return std::nullopt;
   }
 
+  /// Writes `graph` (which passed on the CPU) as CUDA case `stem`, or
+  /// appends it to refused.txt when the cuda lowering refuses it. Integer
+  /// outputs that depend on floats are left out (see compare()).
+  void writeCudaCase(const Graph &graph, uint64_t seed,
+                     const std::string &stem) {
+    std::string text =
+        graph.render("case", false) + graph.render("case_f64", true);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    if (!module)
+      return;
+    std::filesystem::create_directories(options.out);
+    std::ofstream(options.out + "/running.mlir") << text;
+    DiagnosticCapture capture(&context);
+    PlanOptions cuda;
+    cuda.target = plan::Target::Cuda;
+    mlir::FailureOr<std::vector<uint8_t>> bytes =
+        compilePlan(*module, {"case"}, cuda);
+    std::filesystem::create_directories(options.cudaCases);
+    if (mlir::failed(bytes)) {
+      ++stats.cudaRefused;
+      std::ofstream(options.cudaCases + "/refused.txt", std::ios::app)
+          << "// " << capture.firstError("refused") << "\n"
+          << graph.render("case", false) << "\n";
+      return;
+    }
+    uint64_t graphSeed = mix(seed, 0);
+    NamedArrays in, want, reference;
+    std::vector<HostArray> inputs, wideInputs;
+    for (int v : graph.arguments()) {
+      inputs.push_back(randomInput(graph.values[v], mix(graphSeed, v)));
+      wideInputs.push_back(widened(inputs.back(), graph.values[v].type));
+      in.emplace_back("case.v" + std::to_string(v), inputs.back());
+    }
+    std::vector<HostArray> expected, expectedWide;
+    try {
+      expected =
+          evaluate(module->lookupSymbol<mlir::func::FuncOp>("case"), inputs);
+      expectedWide = evaluate(
+          module->lookupSymbol<mlir::func::FuncOp>("case_f64"), wideInputs);
+    } catch (const Error &) {
+      return;
+    }
+    bool narrow = false;
+    for (size_t r = 0; r < graph.outputs.size(); ++r) {
+      const TensorSpec &type = graph.values[graph.outputs[r]].type;
+      if (!type.isFloat() && graph.dependsOnFloat(graph.outputs[r]))
+        continue;
+      narrow |= type.element == "bf16" || type.element == "f16";
+      std::string name = "case.result" + std::to_string(r);
+      want.emplace_back(name, expected[r]);
+      reference.emplace_back(name, expectedWide[r]);
+    }
+    if (want.empty())
+      return;
+    std::ofstream(stem + ".gplan", std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes->data()),
+               static_cast<std::streamsize>(bytes->size()));
+    saveSafetensors(stem + ".in.safetensors", in);
+    saveSafetensors(stem + ".want.safetensors", want);
+    saveSafetensors(stem + ".reference.safetensors", reference);
+    if (narrow)
+      std::ofstream(stem + ".tolerance") << "1e-2";
+    ++stats.cudaCases;
+  }
+
   /// The smallest graph that still fails as `failure` does.
   Graph shrink(Graph graph, const Failure &failure, uint64_t seed) {
     auto stillFails = [&](const Graph &candidate) {
@@ -501,6 +588,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
         options.maxOps = std::stoi(value());
       else if (arg == "--out")
         options.out = value();
+      else if (arg == "--cuda-cases")
+        options.cudaCases = value();
       else if (arg == "--quiet")
         options.quiet = true;
       else
@@ -544,8 +633,14 @@ int main(int argc, char **argv) {
         fuzzer.run(graphs, batchSeed, true);
     fuzzer.stats.graphs += count;
     for (int64_t i = 0; i < count; ++i) {
-      if (!failures[i])
+      if (!failures[i]) {
+        if (!options.cudaCases.empty())
+          fuzzer.writeCudaCase(graphs[i], mix(batchSeed, i),
+                               options.cudaCases + "/graph_" +
+                                   std::to_string(options.seed) + "_" +
+                                   std::to_string(first + i));
         continue;
+      }
       ++failed;
       // `one` reran graph i alone with this seed.
       uint64_t seed = count > 1 ? mix(batchSeed, i) : batchSeed;
@@ -602,6 +697,12 @@ int main(int argc, char **argv) {
               static_cast<long long>(s.uncheckedIntegers),
               static_cast<long long>(s.borderline),
               static_cast<long long>(failed));
+  if (!options.cudaCases.empty())
+    std::printf("[diff-fuzz] %lld CUDA cases written to %s, %lld graphs "
+                "refused by the cuda lowering (%s/refused.txt)\n",
+                static_cast<long long>(s.cudaCases), options.cudaCases.c_str(),
+                static_cast<long long>(s.cudaRefused),
+                options.cudaCases.c_str());
   std::printf("[diff-fuzz] ops:");
   for (const auto &[op, count] : s.opCounts)
     std::printf(" %s=%lld", op.c_str() + 8, static_cast<long long>(count));

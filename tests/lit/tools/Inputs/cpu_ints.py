@@ -20,6 +20,11 @@ def make(directory):
     big = rng.integers(-2**62, 2**62, size=(4, 16), dtype=np.int64)
     np.save(f"{directory}/big.npy", big)
     np.save(f"{directory}/empty.npy", np.zeros((3, 0), np.int32))
+    np.save(f"{directory}/p.npy", np.array([False, True, False, True]))
+    np.save(f"{directory}/q.npy", np.array([False, False, True, True]))
+    np.save(f"{directory}/wide.npy",
+            np.array([1 + 2**-8 + 2**-30, 1 + 2**-8 - 2**-30, 3.14159,
+                      -1e300, np.nan]))
 
 
 def compare(run, evaluated):
