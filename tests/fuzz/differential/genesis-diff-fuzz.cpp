@@ -526,8 +526,10 @@ public:
     saveSafetensors(stem + ".in.safetensors", in);
     saveSafetensors(stem + ".want.safetensors", want);
     saveSafetensors(stem + ".reference.safetensors", reference);
-    if (narrow)
-      std::ofstream(stem + ".tolerance") << "1e-2";
+    std::ofstream(stem + ".mlir") << text;
+    double budget = relativeBudget(graph);
+    if (narrow || budget > 1e-5)
+      std::ofstream(stem + ".tolerance") << (narrow ? 1e-2 : budget);
     ++stats.cudaCases;
   }
 
