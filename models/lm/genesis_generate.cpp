@@ -374,7 +374,11 @@ void compileAndRun() {
                static_cast<long long>(shape.prefillLength));
 
   if (compileOnly) {
-    fs::create_directories(outputDir.getValue());
+    std::error_code made;
+    fs::create_directories(outputDir.getValue(), made);
+    if (made)
+      throw Error("cannot create the --out directory '" + outputDir + "': " +
+                  made.message());
     std::string plan = outputDir + "/generate.gplan";
     writeFileAtomically(plan, bytes.data(), bytes.size());
     saveSafetensors(outputDir + "/model.safetensors", lm->model().state_dict());
@@ -433,6 +437,10 @@ int main(int argc, char **argv) {
     }
 #endif
   } catch (const Error &error) {
+    std::fflush(stdout);
+    std::cerr << kProgram << ": error: " << error.what() << "\n";
+    return 1;
+  } catch (const fs::filesystem_error &error) {
     std::fflush(stdout);
     std::cerr << kProgram << ": error: " << error.what() << "\n";
     return 1;
