@@ -377,8 +377,8 @@ void compileAndRun() {
     std::error_code made;
     fs::create_directories(outputDir.getValue(), made);
     if (made)
-      throw Error("cannot create the --out directory '" + outputDir + "': " +
-                  made.message());
+      throw Error("cannot create the --out directory '" + outputDir +
+                  "': " + made.message());
     std::string plan = outputDir + "/generate.gplan";
     writeFileAtomically(plan, bytes.data(), bytes.size());
     saveSafetensors(outputDir + "/model.safetensors", lm->model().state_dict());

@@ -525,7 +525,10 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
   auto flat = [&](Type type) -> Type {
     auto tensor = cast<RankedTensorType>(type);
     auto first = cast<RankedTensorType>(op->getOperand(0).getType());
-    if (!flattenElementwise || tensor.getShape() != first.getShape())
+    // A rank-0 operand has nothing to flatten (and its scalars, an
+    // optimizer's lr, share its shape).
+    if (!flattenElementwise || first.getRank() == 0 ||
+        tensor.getShape() != first.getShape())
       return type;
     return RankedTensorType::get({first.getNumElements()},
                                  tensor.getElementType());

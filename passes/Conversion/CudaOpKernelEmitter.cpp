@@ -88,12 +88,15 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
       if (loop.getLowerBound() == beginArg && loop.getUpperBound() == endArg)
         elementLoop = loop;
     });
-    if (!elementLoop)
+    // A rank-0 update is one element: no loop to stride.
+    if (!elementLoop && extent != 1)
       return op->emitError("genesis-lower-cuda: the optimizer kernel of ")
              << op->getName() << " has no element loop over [begin, end)";
-    OpBuilder at(elementLoop);
-    elementLoop.getStepMutable().assign(
-        arith::ConstantIndexOp::create(at, loc, block));
+    if (elementLoop) {
+      OpBuilder at(elementLoop);
+      elementLoop.getStepMutable().assign(
+          arith::ConstantIndexOp::create(at, loc, block));
+    }
   }
   auto branch = scf::IfOp::create(b, loc, im.lt(begin, im.c(extent)),
                                   /*withElse=*/false);
