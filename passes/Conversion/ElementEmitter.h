@@ -439,6 +439,9 @@ private:
             }
             return arith::CmpFOp::create(b, loc, predicate, x[0], x[1]);
           }
+          // i1 orders false < true (0 < 1), as the evaluator: unsigned
+          // (signed, true would be -1).
+          bool isUnsigned = x[0].getType().isInteger(1);
           arith::CmpIPredicate predicate = arith::CmpIPredicate::eq;
           switch (compare.getDirection()) {
           case CompareDirection::eq:
@@ -448,30 +451,22 @@ private:
             predicate = arith::CmpIPredicate::ne;
             break;
           case CompareDirection::lt:
-            predicate = arith::CmpIPredicate::slt;
+            predicate = isUnsigned ? arith::CmpIPredicate::ult
+                                   : arith::CmpIPredicate::slt;
             break;
           case CompareDirection::le:
-            predicate = arith::CmpIPredicate::sle;
+            predicate = isUnsigned ? arith::CmpIPredicate::ule
+                                   : arith::CmpIPredicate::sle;
             break;
           case CompareDirection::gt:
-            predicate = arith::CmpIPredicate::sgt;
+            predicate = isUnsigned ? arith::CmpIPredicate::ugt
+                                   : arith::CmpIPredicate::sgt;
             break;
           case CompareDirection::ge:
-            predicate = arith::CmpIPredicate::sge;
+            predicate = isUnsigned ? arith::CmpIPredicate::uge
+                                   : arith::CmpIPredicate::sge;
             break;
           }
-          // i1 orders false < true (0 < 1), as the evaluator; signed, true
-          // would be -1.
-          if (x[0].getType().isInteger(1) &&
-              predicate != arith::CmpIPredicate::eq &&
-              predicate != arith::CmpIPredicate::ne)
-            predicate = predicate == arith::CmpIPredicate::slt
-                            ? arith::CmpIPredicate::ult
-                        : predicate == arith::CmpIPredicate::sle
-                            ? arith::CmpIPredicate::ule
-                        : predicate == arith::CmpIPredicate::sgt
-                            ? arith::CmpIPredicate::ugt
-                            : arith::CmpIPredicate::uge;
           return arith::CmpIOp::create(b, loc, predicate, x[0], x[1]);
         })
         .Case([&](SelectOp) {

@@ -85,40 +85,34 @@ FailureOr<func::FuncOp> genesis::differentiate(func::FuncOp forward,
   Block &body = gradient.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
 
-  // An attention whose additive mask depends on a chosen argument is
-  // differentiated through its decomposition: attention_grad treats the
-  // mask as a constant.
-  {
-    llvm::DenseSet<Value> dependent;
-    for (unsigned i : wrt)
-      dependent.insert(gradient.getArgument(i));
-    SmallVector<AttentionOp> maskDependent;
-    for (Operation &op : body.without_terminator()) {
-      if (llvm::none_of(op.getOperands(),
-                        [&](Value v) { return dependent.contains(v); }))
-        continue;
-      dependent.insert(op.result_begin(), op.result_end());
-      if (auto attention = dyn_cast<AttentionOp>(op))
-        if (attention.getMask() && dependent.contains(attention.getMask()))
-          maskDependent.push_back(attention);
-    }
-    for (AttentionOp attention : maskDependent)
-      decomposeAttention(attention);
-  }
-
   SmallVector<Operation *> forwardOps;
-  for (Operation &op : body.without_terminator())
-    forwardOps.push_back(&op);
-
   llvm::DenseSet<Value> varied, useful;
-  for (unsigned i : wrt)
-    varied.insert(gradient.getArgument(i));
+  auto findVaried = [&] {
+    forwardOps.clear();
+    varied.clear();
+    for (Operation &op : body.without_terminator())
+      forwardOps.push_back(&op);
+    for (unsigned i : wrt)
+      varied.insert(gradient.getArgument(i));
+    for (Operation *op : forwardOps)
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return varied.contains(v); }))
+        for (Value result : op->getResults())
+          if (isFloatTensor(result))
+            varied.insert(result);
+  };
+  findVaried();
+  // An attention whose additive mask is varied is differentiated through
+  // its decomposition (attention_grad treats the mask as a constant).
+  SmallVector<AttentionOp> maskVaried;
   for (Operation *op : forwardOps)
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return varied.contains(v); }))
-      for (Value result : op->getResults())
-        if (isFloatTensor(result))
-          varied.insert(result);
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      if (attention.getMask() && varied.contains(attention.getMask()))
+        maskVaried.push_back(attention);
+  for (AttentionOp attention : maskVaried)
+    decomposeAttention(attention);
+  if (!maskVaried.empty())
+    findVaried();
   Value loss = returnOp.getOperand(0);
   useful.insert(loss);
   for (Operation *op : llvm::reverse(forwardOps))

@@ -46,9 +46,7 @@ struct GenesisWiden16BitPass
   void runOnOperation() override {
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
-      if (op->getDialect() !=
-              op->getContext()->getLoadedDialect<GenesisDialect>() ||
-          movesExactly(op))
+      if (!isa<GenesisDialect>(op->getDialect()) || movesExactly(op))
         return;
       if (llvm::any_of(op->getOperandTypes(), isHalf) ||
           llvm::any_of(op->getResultTypes(), isHalf))
