@@ -92,6 +92,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
       GenesisSplitMixedShapeFusionsOptions{/*gpuProfitable=*/true}));
   if (options.fuse)
     functionPm.addPass(createGenesisMergeRowFusions());
+  functionPm.addPass(createGenesisSplitColumnReductions());
   pm.addPass(createGenesisLowerCuda());
   pm.addPass(createGenesisDedupeKernels());
   return success();

@@ -51,6 +51,8 @@ using mlir::Value;
 inline constexpr int64_t kWarp = 32;
 /// The streaming multiprocessors of an H100 SXM.
 inline constexpr int64_t kSmCount = 132;
+/// The resident threads of one SM (Hopper and Ampere).
+inline constexpr int64_t kThreadsPerSm = 2048;
 /// Enough resident blocks of 256 threads for every SM of an H100 (132 SMs, 8
 /// blocks each); grid-stride loops cover the rest.
 inline constexpr int64_t kMaxGridBlocks = kSmCount * 8;

@@ -84,7 +84,9 @@ SmallVector<Value> resultIndex(IndexMath &im, Operation *root, int64_t rank,
 /// (XLA's multi-output fusion: the kernel stores them at each operand
 /// element it visits, and it visits each once). The reduced dimensions
 /// trailing the kept ones make a row reduction (a warp per row, or a block
-/// when there are few rows); leading ones a column reduction; others a
+/// when there are few rows); a contiguous run of reduced dimensions before
+/// kept ones a column reduction (a tile of columns per block, per index of
+/// the kept dimensions before the run); others a
 /// thread per kept element looping over the rest.
 FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                                          StringRef name,
@@ -112,24 +114,36 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   int64_t keptCount = numel(keptShape), reducedCount = numel(reducedShape);
   bool trailing =
       kept.empty() || reduced.empty() || kept.back() < reduced.front();
-  bool leading =
-      !kept.empty() && !reduced.empty() && reduced.back() < kept.front();
+  // Column: the reduced dimensions are contiguous and columns (kept
+  // dimensions) follow them; kept dimensions before them (genesis-split-
+  // column-reductions' partials) index independent column reductions.
+  bool column = !trailing && !reduced.empty() &&
+                reduced.back() - reduced.front() + 1 ==
+                    static_cast<int64_t>(reduced.size()) &&
+                kept.back() > reduced.back();
+  int64_t columnCount = 1;
+  for (int64_t d : kept)
+    if (d > reduced.back())
+      columnCount *= operandType.getDimSize(d);
+  int64_t outerCount = columnCount == 0 ? 0 : keptCount / columnCount;
   Reducer reducer{root, element};
   enum class Kind {
     Row,
     Column,
     PerElement
-  } kind = trailing  ? Kind::Row
-           : leading ? Kind::Column
-                     : Kind::PerElement;
+  } kind = trailing ? Kind::Row
+           : column ? Kind::Column
+                    : Kind::PerElement;
 
   // Row: a warp per row, or a block of 1024 threads per row when the rows
-  // are too few to fill the machine. Column: tiles of `tile` columns (32, a
-  // warp's coalesced row segment), the rows split across `rowGroups` groups
-  // of `tile` threads, combined through shared memory in group order. When
-  // 32-column tiles would leave most SMs idle (LayerNorm's weight gradient:
-  // 768 columns, 24 blocks, over 16384 rows), tiles of 8 columns (one
-  // 32-byte sector of f32 per row) and 128 row groups: 4x the blocks.
+  // are too few to fill the machine. Column: a block per tile of `tile`
+  // columns (32, a warp's coalesced row segment) and outer index, the rows
+  // split across `rowGroups` groups of `tile` threads (enough to fill every
+  // SM's 2048 threads, 8 to 32), combined through shared memory in group
+  // order. When 32-column tiles would leave most SMs idle (a LayerNorm
+  // weight gradient not split by genesis-split-column-reductions: 768
+  // columns, 24 blocks, over 16384 rows), tiles of 8 columns (one 32-byte
+  // sector of f32 per row) and 128 row groups: 4x the blocks.
   int64_t block = 256, rowsPerBlock = 1, rowGroups = 1, tile = kWarp;
   bool blockPerRow = false;
   SmallVector<Type> workgroup;
@@ -142,10 +156,14 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       rowsPerBlock = block / kWarp;
     }
   } else if (kind == Kind::Column) {
-    bool fewTiles =
-        ceilDiv(keptCount, kWarp) < kSmCount && reducedCount >= 4096;
+    int64_t tiles = outerCount * ceilDiv(columnCount, kWarp);
+    bool fewTiles = tiles < kSmCount && reducedCount >= 4096;
     tile = fewTiles ? 8 : kWarp;
-    rowGroups = fewTiles ? 128 : reducedCount >= 256 ? 32 : 8;
+    rowGroups = fewTiles ? 128 : 8;
+    if (!fewTiles && reducedCount >= 256)
+      while (rowGroups < 32 &&
+             tiles * kWarp * rowGroups * 2 <= kSmCount * kThreadsPerSm)
+        rowGroups *= 2;
     block = tile * rowGroups;
     workgroup.push_back(workgroupBuffer(context, block, element));
   }
@@ -259,17 +277,21 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                     [&] { store(total, keptIndex); });
            });
   } else if (kind == Kind::Column) {
-    setLaunch(kernel, ceilDiv(keptCount, tile), block);
+    int64_t tilesPerOuter = ceilDiv(columnCount, tile);
+    setLaunch(kernel, outerCount * tilesPerOuter, block);
     Value thread = im.threadId();
     Value lane = im.rem(thread, tile), group = im.div(thread, tile);
-    Value column = im.add(im.mul(im.blockId(), im.c(tile)), lane);
-    Value inRange = im.lt(column, im.c(keptCount));
+    Value outer = im.div(im.blockId(), tilesPerOuter);
+    Value column =
+        im.add(im.mul(im.rem(im.blockId(), tilesPerOuter), im.c(tile)), lane);
+    Value inRange = im.lt(column, im.c(columnCount));
     // Out-of-range lanes clamp to column 0 and contribute nothing: every
     // thread must reach the barrier.
     Value safeColumn =
         arith::SelectOp::create(b, loc, inRange, column, im.c(0));
     sideValid = inRange;
-    SmallVector<Value> keptIndex = im.delinearize(safeColumn, keptShape);
+    SmallVector<Value> keptIndex = im.delinearize(
+        im.add(im.mul(outer, im.c(columnCount)), safeColumn), keptShape);
     Value partial = accumulate(keptIndex, group, rowGroups);
     Value shared = kernel.workgroup[0];
     memref::StoreOp::create(b, loc, partial, shared, thread);

@@ -69,7 +69,9 @@ double attentionToleranceFor(const std::string &mixedPrecision) {
 /// scaled difference from the evaluator; NaNs must match. Returns -1 (after
 /// checking the compilation) when no GPU is available. `evaluatedWith`
 /// replaces inputs for the evaluator only: it rejects out-of-range indices,
-/// which the kernels clamp.
+/// which the kernels clamp. With GENESIS_GPU_CASES_DIR set it also writes
+/// the case for scripts/gpu/check_cases.py, with a .tolerance file when the
+/// case's budget is not f32's (`tolerance`, or the mixed-precision one).
 double deviceError(const std::string &ir, uint64_t seed = 1,
                    const std::map<unsigned, HostArray> &given = {},
                    const std::map<unsigned, HostArray> &evaluatedWith = {},
@@ -119,7 +121,7 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
       want.emplace_back("r" + std::to_string(r), expected[r]);
     saveSafetensors(stem + ".in.safetensors", in);
     saveSafetensors(stem + ".want.safetensors", want);
-    if (!mixedPrecision.empty()) {
+    if (!mixedPrecision.empty() || tolerance > 0) {
       std::string budget = std::to_string(
           tolerance > 0 ? tolerance : toleranceFor(mixedPrecision));
       writeFileAtomically(stem + ".tolerance", budget.data(), budget.size());
@@ -280,6 +282,28 @@ TEST(CudaBackend, ColumnReductionsOfFewColumnsAndManyRows) {
       return %0, %p, %1, %2 : tensor<36xf32>, tensor<4096x36xf32>, tensor<36xf32>, tensor<24xf32>
     })"),
                    1e-5);
+}
+
+TEST(CudaBackend, ColumnReductionsInTwoStages) {
+  // genesis-split-column-reductions: partials per index of dimension 0,
+  // side results stored by the first stage, keepdim, a maximum, a column
+  // count that is no multiple of 32. 3e-5: an f32 sum of 2400 random terms
+  // (the evaluator sums in f64) rounds up to about 2400 eps of the sum of
+  // their magnitudes, which cancellation leaves tens of times the sum
+  // (measured 1.2e-5 on the H100).
+  constexpr double kSumOf2400 = 3e-5;
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%a: tensor<8x300x200xf32>, %b: tensor<8x300x200xf32>, %c: tensor<4x257x3x50xf32>)
+        -> (tensor<200xf32>, tensor<8x300x200xf32>, tensor<1x1x1x50xf32>, tensor<200xf32>) {
+      %p = genesis.mul %a, %b : tensor<8x300x200xf32>
+      %q = genesis.add %p, %a : tensor<8x300x200xf32>
+      %0 = genesis.reduce_sum %q dims [0, 1] : tensor<8x300x200xf32>
+      %1 = genesis.reduce_sum %c dims [0, 1, 2] keepdim : tensor<4x257x3x50xf32>
+      %2 = genesis.reduce_max %b dims [0, 1] : tensor<8x300x200xf32>
+      return %0, %q, %1, %2 : tensor<200xf32>, tensor<8x300x200xf32>, tensor<1x1x1x50xf32>, tensor<200xf32>
+    })",
+                               1, {}, {}, "", kSumOf2400),
+                   kSumOf2400);
 }
 
 TEST(CudaBackend, MatmulsThroughCublasLt) {
