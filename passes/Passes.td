@@ -282,7 +282,13 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        cloned with it number at most 32, and they read at most 3 values
        that are stored anyway (block arguments, results of non-fusible ops
        and reductions, and fusible results that a non-fusible op uses;
-       cheap ops are free). So a layer norm's or GELU's backward recomputes
+       cheap ops are free, the values they read count; a value that a
+       group outside those the op is cloned into also reads is stored
+       anyway), and those of them with as many elements as the op take no
+       more bits per element than the op's result: a clone reads no more
+       than the stored result would cost it (so a residual stream, an f32
+       sum plus a bf16 branch output, is stored rather than recomputed from
+       every branch by each reader). So a layer norm's or GELU's backward recomputes
        its normalised input or derivative in each reduction kernel that
        reads it. Reductions are never duplicated.
     3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
@@ -388,9 +394,13 @@ def GenesisMergeRowFusions
     the merged body has f32 sums or maxima over the last dimension of one
     row shape [rows..., C] only, every value computed from a reduction
     reaches the row only through elementwise ops and broadcasts along the
-    last dimension, every result is a full row or per row, and the merge
-    drops at least one of the producer's results (all its users were in the
-    consumer). The merged fusion takes the producer's place (so the
+    last dimension, and every result is a full row or per row. A producer
+    result used only by the consumer is no longer written; a merge that
+    drops none (every producer result is used elsewhere too) still saves
+    the consumer's second pass over the rows and is taken for rows of at
+    most 4096 elements, which the row kernel keeps in registers (a layer
+    norm's forward: the residual add and the row sum, the variance, the
+    normalised 16-bit output). The merged fusion takes the producer's place (so the
     consumer's other inputs must precede it) and yields the producer's
     results still used elsewhere, then the consumer's. The scan restarts
     after each merge and ends when no pair merges. softmax's backward
@@ -702,6 +712,23 @@ def GenesisDecomposeAttention
     rowsum(dO * O) for O recomputed from P, as the evaluator does),
     `dQ = scale dS K`, `dK = scale dS^T Q`; the grouped layout sums dK and dV
     over the query heads of a group inside the GEMMs.
+  }];
+}
+
+def GenesisDecomposeLayerNorm
+    : Pass<"genesis-decompose-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "f32 layer_norm as row sums and elementwise ops (CUDA)";
+  let description = [{
+    Rewrites every `genesis.layer_norm` of an f32 operand into
+    `(x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps) * weight + bias`,
+    the row statistics built op for op as the op's VJP builds them, so that
+    CSE shares them between the forward and the backward of a train step.
+    genesis-fuse and genesis-merge-row-fusions then make one row fusion of
+    the norm, the ops before it (a residual add) and after it (the cast of
+    its result to 16 bits): one kernel that reads x once and writes the
+    16-bit result and the statistics the backward reads, where the layer
+    norm op kernel wrote an f32 result that a cast kernel read back. 16-bit
+    norms are left to the op kernel (its statistics accumulate in f32).
   }];
 }
 

@@ -82,6 +82,9 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     functionPm.addPass(createGenesisFusedAttention(
         GenesisFusedAttentionOptions{options.precision.getValue()}));
   functionPm.addPass(createGenesisDecomposeAttention());
+  // Its row statistics become row fusions only where fusions merge.
+  if (options.fuse)
+    functionPm.addPass(createGenesisDecomposeLayerNorm());
   functionPm.addPass(createGenesisDecomposeCrossEntropy());
   functionPm.addPass(createGenesisDecomposeGlobalNorm());
   if (!options.precision.empty())

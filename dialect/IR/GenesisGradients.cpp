@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/IR/GenesisExpansions.h"
 #include "dialect/IR/GenesisOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -35,6 +36,7 @@ struct Emitter {
         loc(NameLoc::get(builder.getStringAttr(
                              "backward:" + forward->getName().getStringRef()),
                          forward->getLoc())) {}
+  Emitter(OpBuilder &builder, Location location) : b(builder), loc(location) {}
 
   RankedTensorType typeOf(Value v) const {
     return cast<RankedTensorType>(v.getType());
@@ -133,6 +135,18 @@ struct Emitter {
   }
   Value zerosLike(Value x) { return splat(x.getType(), 0.0); }
 };
+
+/// layer_norm's centred input x - mean(x) and r = 1/sqrt(var + eps), each
+/// row's statistics over the last dimension. The VJP and expandLayerNorm
+/// build them alike, so CSE shares them between forward and backward.
+std::pair<Value, Value> layerNormStatistics(Emitter &e, Value x,
+                                            double epsilon) {
+  Value centered = e.sub(x, e.meanLast(x));
+  Value variance = e.meanLast(e.mul(centered, centered));
+  Value r = RsqrtOp::create(e.b, e.loc,
+                            e.add(variance, e.splat(x.getType(), epsilon)));
+  return {centered, r};
+}
 
 bool isFloatTensor(Value v) {
   return isa<FloatType>(cast<ShapedType>(v.getType()).getElementType());
@@ -497,11 +511,8 @@ GENESIS_VJP(LayerNormOp) {
   // dx = r (h - mean(h) - xhat mean(h xhat)), dw = sum(g xhat), db = sum(g).
   Emitter e(builder, *this);
   Value x = getOperand(), g = resultGrads[0];
-  Value centered = e.sub(x, e.meanLast(x));
-  Value variance = e.meanLast(e.mul(centered, centered));
-  Value r = RsqrtOp::create(
-      builder, e.loc,
-      e.add(variance, e.splat(x.getType(), getEpsilon().convertToDouble())));
+  auto [centered, r] =
+      layerNormStatistics(e, x, getEpsilon().convertToDouble());
   Value xhat = e.mul(centered, r);
   Value h =
       getWeight() ? e.mul(g, e.expandTable1D(getWeight(), x.getType())) : g;
@@ -593,4 +604,17 @@ GENESIS_VJP(GlobalNormOp) {
 GENESIS_VJP(AllReduceOp) {
   Emitter e(builder, *this);
   grads[0] = AllReduceOp::create(builder, e.loc, getKind(), resultGrads[0]);
+}
+
+Value genesis::expandLayerNorm(OpBuilder &builder, LayerNormOp norm) {
+  Emitter e(builder, norm.getLoc());
+  Value x = norm.getOperand();
+  auto [centered, r] =
+      layerNormStatistics(e, x, norm.getEpsilon().convertToDouble());
+  Value y = e.mul(centered, r);
+  if (norm.getWeight())
+    y = e.mul(y, e.expandTable1D(norm.getWeight(), x.getType()));
+  if (norm.getBias())
+    y = e.add(y, e.expandTable1D(norm.getBias(), x.getType()));
+  return y;
 }

@@ -307,8 +307,7 @@ private:
   /// recomputes it from values stored anyway instead of one kernel storing
   /// it for the others. Returns whether `op` was replaced by its clones.
   bool duplicateIntoUserGroups(Operation *op) {
-    if (!op->hasTrait<mlir::OpTrait::Elementwise>() ||
-        op->getNumResults() != 1 || !isDuplicable(op))
+    if (!op->hasTrait<mlir::OpTrait::Elementwise>() || op->getNumResults() != 1)
       return false;
     llvm::SmallMapVector<unsigned, SmallVector<OpOperand *>, 4> usesByGroup;
     for (OpOperand &use : op->getResult(0).getUses()) {
@@ -324,6 +323,11 @@ private:
                       }) ||
         llvm::any_of(usesByGroup,
                      [&](const auto &entry) { return isFull(entry.first); }))
+      return false;
+    llvm::SmallDenseSet<unsigned, 4> targets;
+    for (const auto &entry : usesByGroup)
+      targets.insert(entry.first);
+    if (!isDuplicable(op, targets))
       return false;
     OpBuilder builder(op);
     for (auto &[group, uses] : usesByGroup) {
@@ -353,14 +357,37 @@ private:
   /// Whether cloning `op` into several groups is cheap: its cone (`op` and,
   /// recursively, the elementwise producers that would be cloned with it)
   /// holds at most kMaxDuplicatedOps ops and reads at most
-  /// kMaxDuplicatedInputs values stored anyway: block arguments, results of
+  /// kMaxDuplicatedInputs values stored anyway (block arguments, results of
   /// non-fusible ops and reductions, and fusible results that a non-fusible
-  /// op also uses. Cheap ops (cloned anyway) are free.
-  bool isDuplicable(Operation *op) {
+  /// op also uses, or that a group other than `targets` reads; cheap ops
+  /// are free, the values they read are counted), and those of them with
+  /// as many elements as `op` take no more bits per element than `op`: each
+  /// clone reads no more than it would read of `op` stored (a GELU's
+  /// derivative from two bf16 values is cloned; a residual stream, an f32
+  /// sum plus a bf16 branch output, is stored, not recomputed from every
+  /// branch by every reader).
+  bool isDuplicable(Operation *op,
+                    const llvm::SmallDenseSet<unsigned, 4> &targets) {
     static constexpr int kMaxDuplicatedOps = 32;
     static constexpr int kMaxDuplicatedInputs = 3;
     llvm::SmallPtrSet<Operation *, 16> cone;
     llvm::SmallPtrSet<mlir::Value, 4> inputs;
+    auto resultType = cast<ShapedType>(op->getResult(0).getType());
+    int64_t fullBits = 0;
+    // A stored value the clones read (also behind a cheap op: a widening
+    // cast of a GEMM result). Those with as many elements as `op` may
+    // together take no more bits per element than `op` stored would.
+    std::function<bool(Value)> read = [&](Value value) {
+      Operation *producer = value.getDefiningOp();
+      if (producer && cheap.contains(producer))
+        return llvm::all_of(producer->getOperands(), read);
+      auto type = cast<ShapedType>(value.getType());
+      if (inputs.insert(value).second &&
+          type.getNumElements() == resultType.getNumElements())
+        fullBits += type.getElementTypeBitWidth();
+      return static_cast<int>(inputs.size()) <= kMaxDuplicatedInputs &&
+             fullBits <= resultType.getElementTypeBitWidth();
+    };
     std::function<bool(Operation *)> visit = [&](Operation *current) {
       if (!cone.insert(current).second)
         return true;
@@ -368,16 +395,25 @@ private:
         return false;
       for (Value operand : current->getOperands()) {
         Operation *producer = operand.getDefiningOp();
-        if (producer && cheap.contains(producer))
+        if (producer && cheap.contains(producer)) {
+          if (!read(operand))
+            return false;
           continue;
+        }
+        // Ops are placed consumers first: a user already in a group other
+        // than `targets` needs the value stored (a residual stream read by
+        // the next layer); unplaced users precede `op` and may be clones'
+        // fellow cone members.
         bool stored =
             !producer || !isLoopFusible(producer, cheap) ||
             llvm::any_of(producer->getUsers(), [&](Operation *user) {
-              return !isLoopFusible(user, cheap) && !isReduction(user);
+              if (!isLoopFusible(user, cheap) && !isReduction(user))
+                return true;
+              auto it = groupOf.find(user);
+              return it != groupOf.end() && !targets.contains(it->second);
             });
         if (stored) {
-          inputs.insert(operand);
-          if (static_cast<int>(inputs.size()) > kMaxDuplicatedInputs)
+          if (!read(operand))
             return false;
           continue;
         }

@@ -24,27 +24,29 @@ using namespace genesis;
 
 namespace {
 
+/// The widest row for which a merge that drops no producer result is taken:
+/// it saves the consumer's second pass over the rows, and the row kernel's
+/// threads hold at most 4 elements of such a row in registers.
+constexpr int64_t kMaxKeptRowWidth = 4096;
+
 /// Merges `producer` into `consumer`, one of its users, when the merged
-/// body is a row fusion (rowFusionShape) and at least one of the
-/// producer's results is then no longer written to memory (all its users
-/// were in `consumer`). The merged fusion takes the producer's place, so
+/// body is a row fusion (rowFusionShape): the merged kernel reads the
+/// producer's rows once, and producer results used only by `consumer` are
+/// no longer written. A merge that drops no result is taken for rows of at
+/// most kMaxKeptRowWidth. The merged fusion takes the producer's place, so
 /// the consumer's other inputs must be defined before the producer. It
 /// yields the producer's results still used elsewhere, then the
 /// consumer's.
 bool mergeRowFusionPair(FusionOp producer, FusionOp consumer) {
   Operation *consumerOp = consumer;
   SmallVector<Value> kept;
-  bool dropsOne = false;
   for (Value result : producer.getResults()) {
     bool onlyConsumer = llvm::all_of(
         result.getUsers(), [&](Operation *user) { return user == consumerOp; });
-    if (onlyConsumer && !result.use_empty())
-      dropsOne = true;
-    else
+    if (!onlyConsumer || result.use_empty())
       kept.push_back(result);
   }
-  if (!dropsOne)
-    return false;
+  bool dropsOne = kept.size() < producer->getNumResults();
   for (Value input : consumer.getInputs()) {
     Operation *definer = input.getDefiningOp();
     if (definer && definer != producer.getOperation() &&
@@ -104,7 +106,8 @@ bool mergeRowFusionPair(FusionOp producer, FusionOp consumer) {
     resultTypes.push_back(type);
   }
   YieldOp::create(bodyBuilder, consumer.getLoc(), yields);
-  if (!rowFusionShape(*body)) {
+  std::optional<SmallVector<int64_t>> rowShape = rowFusionShape(*body);
+  if (!rowShape || (!dropsOne && rowShape->back() > kMaxKeptRowWidth)) {
     body->dropAllDefinedValueUses();
     delete body;
     return false;

@@ -633,35 +633,75 @@ func.func @data_movement(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %m: tensor
 // -----
 
 // Rule 2b: a cheap elementwise op whose users lie in two reduction groups
-// is cloned into both (the widening cast with it), so neither kernel stores
-// it for the other. One that is also returned is stored anyway: it stays a
-// multi-output result of the first group (rule 3).
+// is cloned into both (the widening casts with it), so neither kernel stores
+// it for the other: each clone reads two bf16 values, no more bits than the
+// f32 product stored. One that is also returned is stored anyway: it stays
+// a multi-output result of the first group (rule 3).
 
 // CHECK-LABEL: func.func @duplicated
-// CHECK-NEXT: %[[R:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4xf32> {
+// CHECK-NEXT: %[[R:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4xf32> {
 // CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.cast
 // CHECK-NEXT: genesis.cast
 // CHECK-NEXT: genesis.mul
 // CHECK-NEXT: genesis.reduce_sum {{.+}} dims [1]
 // CHECK-NEXT: genesis.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[C:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<8xf32> {
+// CHECK-NEXT: %[[C:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<8xf32> {
 // CHECK-NEXT: ^bb0
+// CHECK-NEXT: genesis.cast
 // CHECK-NEXT: genesis.cast
 // CHECK-NEXT: genesis.mul
 // CHECK-NEXT: genesis.reduce_sum {{.+}} dims [0]
 // CHECK-NEXT: genesis.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[S:.+]]:2 = genesis.fusion %arg0 : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %[[S:.+]]:2 = genesis.fusion %arg2 : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
 // CHECK: %[[T:.+]] = genesis.fusion %[[S]]#0
 // CHECK: return %[[R]], %[[C]], %[[S]]#1, %[[T]], %[[S]]#0
-func.func @duplicated(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+func.func @duplicated(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>, %z: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>) {
+  %v = genesis.cast %x : tensor<4x8xbf16> to tensor<4x8xf32>
+  %w = genesis.cast %y : tensor<4x8xbf16> to tensor<4x8xf32>
+  %p = genesis.mul %v, %w : tensor<4x8xf32>
+  %r = genesis.reduce_sum %p dims [1] : tensor<4x8xf32>
+  %c = genesis.reduce_sum %p dims [0] : tensor<4x8xf32>
+  %q = genesis.exp %z : tensor<4x8xf32>
+  %s = genesis.reduce_sum %q dims [1] : tensor<4x8xf32>
+  %t = genesis.reduce_sum %q dims [0] : tensor<4x8xf32>
+  return %r, %c, %s, %t, %q : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>
+}
+
+// An f32 times a bf16 value read by a row and a column reduction: clones
+// would read 48 bits per element where the stored f32 product costs 32, so
+// the product is stored once, a multi-output result of the first group.
+// CHECK-LABEL: func.func @wider_inputs_stored
+// CHECK-NEXT: %[[P:.+]]:2 = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+// CHECK: %[[C:.+]] = genesis.fusion %[[P]]#0 : (tensor<4x8xf32>) -> tensor<8xf32> {
+// CHECK: return %[[P]]#1, %[[C]]
+func.func @wider_inputs_stored(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) -> (tensor<4xf32>, tensor<8xf32>) {
   %w = genesis.cast %y : tensor<4x8xbf16> to tensor<4x8xf32>
   %p = genesis.mul %x, %w : tensor<4x8xf32>
   %r = genesis.reduce_sum %p dims [1] : tensor<4x8xf32>
   %c = genesis.reduce_sum %p dims [0] : tensor<4x8xf32>
-  %q = genesis.exp %x : tensor<4x8xf32>
-  %s = genesis.reduce_sum %q dims [1] : tensor<4x8xf32>
-  %t = genesis.reduce_sum %q dims [0] : tensor<4x8xf32>
-  return %r, %c, %s, %t, %q : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>
+  return %r, %c : tensor<4xf32>, tensor<8xf32>
+}
+// -----
+
+// Rule 2b does not clone a residual stream: x1 = x + p is read by a row and
+// a column reduction and by the next residual add, but clones would each
+// read x and p (two values as large as x1) instead of x1, so x1 is stored
+// once, as a multi-output result of the first group (rule 3).
+// CHECK-LABEL: func.func @residual_stored
+// CHECK-NEXT: %[[X1:.+]]:2 = genesis.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+// CHECK: %[[C:.+]] = genesis.fusion %[[X1]]#0 : (tensor<4x8xf32>) -> tensor<8xf32> {
+// CHECK: %[[R2:.+]] = genesis.fusion %[[X1]]#0, %arg2 : (tensor<4x8xf32>, tensor<4x8xbf16>) -> tensor<4xf32> {
+// CHECK: return %[[X1]]#1, %[[C]], %[[R2]]
+func.func @residual_stored(%x: tensor<4x8xf32>, %p: tensor<4x8xbf16>, %q: tensor<4x8xbf16>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>) {
+  %pw = genesis.cast %p : tensor<4x8xbf16> to tensor<4x8xf32>
+  %x1 = genesis.add %x, %pw : tensor<4x8xf32>
+  %r = genesis.reduce_sum %x1 dims [1] : tensor<4x8xf32>
+  %c = genesis.reduce_sum %x1 dims [0] : tensor<4x8xf32>
+  %qw = genesis.cast %q : tensor<4x8xbf16> to tensor<4x8xf32>
+  %x2 = genesis.add %x1, %qw : tensor<4x8xf32>
+  %r2 = genesis.reduce_sum %x2 dims [1] : tensor<4x8xf32>
+  return %r, %c, %r2 : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>
 }

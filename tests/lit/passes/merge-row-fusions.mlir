@@ -29,10 +29,16 @@ func.func @softmax_backward(%y: tensor<4x96xf32>, %g: tensor<4x96xf32>) -> tenso
 
 // -----
 
-// A producer whose result is also returned keeps that result: merging still
-// drops nothing, so the fusions stay apart.
+// A producer whose result is also returned keeps that result: the merge
+// drops nothing but saves the consumer's second pass over x, so it is taken
+// for rows of at most 4096 elements; the merged fusion yields the sum too.
 // CHECK-LABEL: func.func @sum_used_elsewhere(
-// CHECK-COUNT-2: genesis.fusion
+// CHECK: %[[F:.+]]:2 = genesis.fusion %arg0 : (tensor<4x96xf32>) -> (tensor<4x1xf32>, tensor<4x96xf32>) {
+// CHECK: genesis.reduce_sum
+// CHECK: genesis.sub
+// CHECK: genesis.yield
+// CHECK-NOT: genesis.fusion
+// CHECK: return %[[F]]#0, %[[F]]#1
 func.func @sum_used_elsewhere(%x: tensor<4x96xf32>) -> (tensor<4x1xf32>, tensor<4x96xf32>) {
   %0 = genesis.fusion %x : (tensor<4x96xf32>) -> tensor<4x1xf32> {
   ^bb0(%a: tensor<4x96xf32>):
@@ -46,6 +52,27 @@ func.func @sum_used_elsewhere(%x: tensor<4x96xf32>) -> (tensor<4x1xf32>, tensor<
     genesis.yield %3 : tensor<4x96xf32>
   }
   return %0, %1 : tensor<4x1xf32>, tensor<4x96xf32>
+}
+
+// -----
+
+// The same over rows of 8192 elements: a merge that drops nothing is not
+// taken (the row kernel would hold more than 4 elements a thread).
+// CHECK-LABEL: func.func @wide_sum_used_elsewhere(
+// CHECK-COUNT-2: genesis.fusion
+func.func @wide_sum_used_elsewhere(%x: tensor<4x8192xf32>) -> (tensor<4x1xf32>, tensor<4x8192xf32>) {
+  %0 = genesis.fusion %x : (tensor<4x8192xf32>) -> tensor<4x1xf32> {
+  ^bb0(%a: tensor<4x8192xf32>):
+    %1 = genesis.reduce_sum %a dims [1] keepdim : tensor<4x8192xf32>
+    genesis.yield %1 : tensor<4x1xf32>
+  }
+  %1 = genesis.fusion %x, %0 : (tensor<4x8192xf32>, tensor<4x1xf32>) -> tensor<4x8192xf32> {
+  ^bb0(%a: tensor<4x8192xf32>, %s: tensor<4x1xf32>):
+    %2 = genesis.broadcast_in_dim %s, [0, 1] : tensor<4x1xf32> -> tensor<4x8192xf32>
+    %3 = genesis.sub %a, %2 : tensor<4x8192xf32>
+    genesis.yield %3 : tensor<4x8192xf32>
+  }
+  return %0, %1 : tensor<4x1xf32>, tensor<4x8192xf32>
 }
 
 // -----
