@@ -410,6 +410,32 @@ def GenesisMergeRowFusions
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisSinkWideningCasts
+    : Pass<"genesis-sink-widening-casts", "mlir::func::FuncOp"> {
+  let summary = "Data movement of widened 16-bit values done in 16 bits (CUDA)";
+  let description = [{
+    A value widened from bf16 or f16 (`genesis.cast` to f32 or f64) and then
+    only moved (transpose, reshape, slice, pad with zeros, concat of values
+    widened from the same type, or added to a zero splat) holds the same
+    values as the 16-bit value moved the same way and widened afterwards.
+    Patterns, applied greedily to a fixed point:
+    - `op(widen(x)...)` for those data-movement ops becomes
+      `widen(op(x...))`;
+    - `add(widen(x), 0)` becomes `widen(x)`: equal, though a -0 stays -0
+      where the add made it +0 (no comparison tells them apart); the
+      canonical form of a sum of zero-padded slices,
+      `pad(concat(a + 0, b + 0))`, has these adds;
+    - `narrow(widen(x))` to x's own type becomes x.
+    So the widening moves towards the users: a 16-bit GEMM reads the moved
+    16-bit tensor directly and f32 users widen it as they read it.
+    GPT-2's attention gradient (dq, dk and dv from cuDNN, transposed and
+    joined into the [tokens, 3 x width] gradient of the QKV projection) was
+    stored in f32 and narrowed by a second kernel; it is now joined in
+    bf16. Run after canonicalization (which forms the concats).
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisSplitColumnReductions
     : Pass<"genesis-split-column-reductions", "mlir::func::FuncOp"> {
   let summary = "Column reductions in two stages (CUDA)";

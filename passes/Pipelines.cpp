@@ -39,10 +39,13 @@ LogicalResult addTrainStep(OpPassManager &pm,
   return success();
 }
 
-void addFusion(OpPassManager &functionPm,
-               const GenesisPipelineOptions &options) {
+/// canonicalize, CSE[, genesis-sink-widening-casts], genesis-fuse.
+void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
+               bool sinkWideningCasts = false) {
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
+  if (sinkWideningCasts)
+    functionPm.addPass(createGenesisSinkWideningCasts());
   functionPm.addPass(createGenesisFuse(GenesisFuseOptions{options.fuse}));
 }
 
@@ -90,7 +93,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (!options.precision.empty())
     functionPm.addPass(
         createGenesisAmp(GenesisAmpOptions{options.precision.getValue()}));
-  addFusion(functionPm, options);
+  addFusion(functionPm, options, /*sinkWideningCasts=*/true);
   functionPm.addPass(createGenesisSplitMixedShapeFusions(
       GenesisSplitMixedShapeFusionsOptions{/*gpuProfitable=*/true}));
   if (options.fuse)
