@@ -410,6 +410,28 @@ def GenesisMergeRowFusions
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisMergeSideResults
+    : Pass<"genesis-merge-side-results", "mlir::func::FuncOp"> {
+  let summary = "Elementwise consumers of a reduction fusion's side results join it (CUDA)";
+  let description = [{
+    genesis-fuse never lets a reduction's group take consumers, so an
+    elementwise op that reads a multi-output reduction fusion's side result
+    (a value of the reduction operand's shape, stored by the reduction
+    kernel as it visits each element) becomes a kernel of its own that
+    reads the side result back: a layer norm's input gradient, stored in
+    f32 for the residual stream, and its bf16 copy for the next GEMM. A loop
+    fusion whose ops are elementwise ops, broadcasts and splat constants,
+    whose results all have the side shape, and whose inputs are side
+    results of one reduction fusion (exactly one reduction, its result only
+    yielded) or values defined before that fusion, joins it: the merged
+    fusion takes the reduction fusion's place, its body gains the
+    consumer's ops and its yields the consumer's results, which the
+    reduction kernel stores at each element it visits. Repeated until none
+    merges. The values computed are unchanged.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisSinkWideningCasts
     : Pass<"genesis-sink-widening-casts", "mlir::func::FuncOp"> {
   let summary = "Data movement of widened 16-bit values done in 16 bits (CUDA)";

@@ -96,8 +96,10 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   addFusion(functionPm, options, /*sinkWideningCasts=*/true);
   functionPm.addPass(createGenesisSplitMixedShapeFusions(
       GenesisSplitMixedShapeFusionsOptions{/*gpuProfitable=*/true}));
-  if (options.fuse)
+  if (options.fuse) {
     functionPm.addPass(createGenesisMergeRowFusions());
+    functionPm.addPass(createGenesisMergeSideResults());
+  }
   functionPm.addPass(createGenesisSplitColumnReductions());
   pm.addPass(createGenesisLowerCuda());
   pm.addPass(createGenesisDedupeKernels());

@@ -1,0 +1,156 @@
+//===- MergeSideResults.cpp - Elementwise consumers as side results -------===//
+//
+// Implements genesis-merge-side-results; Passes.td states the algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "genesis-merge-side-results"
+
+namespace genesis {
+#define GEN_PASS_DEF_GENESISMERGESIDERESULTS
+#include "passes/Passes.h.inc"
+} // namespace genesis
+
+using namespace mlir;
+using namespace genesis;
+
+namespace {
+
+/// The operand shape of `fusion`'s only reduction when every other result
+/// has that shape (a reduction fusion with side results), else nullopt.
+std::optional<ArrayRef<int64_t>> sideShape(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  Operation *root = nullptr;
+  for (Operation &op : body) {
+    if (!reducedDims(&op))
+      continue;
+    if (root)
+      return std::nullopt;
+    root = &op;
+  }
+  if (!root || !root->getResult(0).hasOneUse() ||
+      !isa<YieldOp>(*root->getResult(0).getUsers().begin()))
+    return std::nullopt;
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
+  for (Value value : body.getTerminator()->getOperands())
+    if (value != root->getResult(0) &&
+        cast<RankedTensorType>(value.getType()).getShape() != shape)
+      return std::nullopt;
+  return shape;
+}
+
+/// Whether `consumer` can be computed element by element beside `producer`'s
+/// side results: elementwise ops, broadcasts and splat constants only, every
+/// result of the side shape, every input a side result of `producer` or
+/// defined before it.
+bool mergeable(FusionOp producer, ArrayRef<int64_t> shape, FusionOp consumer) {
+  Block &body = consumer.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (!op.hasTrait<mlir::OpTrait::Elementwise>() &&
+        !isa<BroadcastInDimOp>(op) &&
+        !(isa<ConstantOp>(op) && cast<ConstantOp>(op).getValue().isSplat()))
+      return false;
+  for (Type type : consumer.getResultTypes())
+    if (cast<RankedTensorType>(type).getShape() != shape)
+      return false;
+  for (Value input : consumer.getInputs()) {
+    Operation *definer = input.getDefiningOp();
+    if (definer == producer.getOperation()) {
+      if (cast<RankedTensorType>(input.getType()).getShape() != shape)
+        return false;
+    } else if (definer && !definer->isBeforeInBlock(producer)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// `consumer`'s body moved into `producer`, whose yields grow by the
+/// consumer's results.
+void merge(FusionOp producer, FusionOp consumer) {
+  LLVM_DEBUG(llvm::dbgs() << "merging the consumer at " << consumer.getLoc()
+                          << " into the reduction at " << producer.getLoc()
+                          << "\n");
+  SmallVector<Value> inputs(producer.getInputs());
+  Block &producerBody = producer.getBody().front();
+  auto producerYield = cast<YieldOp>(producerBody.getTerminator());
+  Block &consumerBody = consumer.getBody().front();
+  IRMapping mapping;
+  for (auto [value, argument] :
+       llvm::zip(consumer.getInputs(), consumerBody.getArguments())) {
+    if (auto result = dyn_cast<OpResult>(value);
+        result && result.getOwner() == producer.getOperation()) {
+      mapping.map(argument,
+                  producerYield.getValues()[result.getResultNumber()]);
+      continue;
+    }
+    auto it = llvm::find(inputs, value);
+    if (it != inputs.end()) {
+      mapping.map(argument,
+                  producerBody.getArgument(std::distance(inputs.begin(), it)));
+      continue;
+    }
+    inputs.push_back(value);
+    mapping.map(argument,
+                producerBody.addArgument(value.getType(), value.getLoc()));
+  }
+  OpBuilder builder(producerYield);
+  for (Operation &op : consumerBody.without_terminator())
+    builder.clone(op, mapping);
+  SmallVector<Value> yields(producerYield.getValues());
+  for (Value value : consumerBody.getTerminator()->getOperands())
+    yields.push_back(mapping.lookup(value));
+  YieldOp::create(builder, producerYield.getLoc(), yields);
+  producerYield.erase();
+
+  builder.setInsertionPoint(producer);
+  SmallVector<Type> types(producer.getResultTypes());
+  llvm::append_range(types, consumer.getResultTypes());
+  auto merged = FusionOp::create(
+      builder, builder.getFusedLoc({producer.getLoc(), consumer.getLoc()}),
+      types, inputs);
+  merged.getBody().takeBody(producer.getBody());
+  unsigned count = producer->getNumResults();
+  producer->replaceAllUsesWith(merged.getResults().take_front(count));
+  consumer->replaceAllUsesWith(merged.getResults().drop_front(count));
+  consumer.erase();
+  producer.erase();
+}
+
+struct GenesisMergeSideResultsPass
+    : public genesis::impl::GenesisMergeSideResultsBase<
+          GenesisMergeSideResultsPass> {
+  void runOnOperation() override {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<FusionOp> fusions;
+      getOperation().walk([&](FusionOp fusion) { fusions.push_back(fusion); });
+      for (FusionOp consumer : fusions) {
+        for (Value input : consumer.getInputs()) {
+          auto producer = input.getDefiningOp<FusionOp>();
+          std::optional<ArrayRef<int64_t>> shape;
+          if (producer)
+            shape = sideShape(producer);
+          if (shape && mergeable(producer, *shape, consumer)) {
+            merge(producer, consumer);
+            changed = true;
+            break;
+          }
+        }
+        if (changed)
+          break;
+      }
+    }
+  }
+};
+
+} // namespace
