@@ -426,8 +426,13 @@ def GenesisMergeSideResults
     yielded) or values defined before that fusion, joins it: the merged
     fusion takes the reduction fusion's place, its body gains the
     consumer's ops and its yields the consumer's results, which the
-    reduction kernel stores at each element it visits. Repeated until none
-    merges. The values computed are unchanged.
+    reduction kernel stores at each element it visits. A loop fusion before
+    a reduction fusion that reads one of its inputs (siblings: a GELU's
+    backward dx and its bias gradient, which genesis-fuse's rule 2b made
+    two kernels reading the same two tensors) joins it the same way when
+    its inputs are defined before the reduction fusion and its users
+    follow it. Repeated until none merges. The values computed are
+    unchanged.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

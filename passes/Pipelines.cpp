@@ -99,6 +99,8 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (options.fuse) {
     functionPm.addPass(createGenesisMergeRowFusions());
     functionPm.addPass(createGenesisMergeSideResults());
+    // A merged sibling recomputes the reduction's elementwise ops.
+    functionPm.addPass(createCSEPass());
   }
   functionPm.addPass(createGenesisSplitColumnReductions());
   pm.addPass(createGenesisLowerCuda());

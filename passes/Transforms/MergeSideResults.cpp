@@ -50,7 +50,7 @@ std::optional<ArrayRef<int64_t>> sideShape(FusionOp fusion) {
 /// Whether `consumer` can be computed element by element beside `producer`'s
 /// side results: elementwise ops, broadcasts and splat constants only, every
 /// result of the side shape, every input a side result of `producer` or
-/// defined before it.
+/// defined before it, every user after it.
 bool mergeable(FusionOp producer, ArrayRef<int64_t> shape, FusionOp consumer) {
   Block &body = consumer.getBody().front();
   for (Operation &op : body.without_terminator())
@@ -70,7 +70,31 @@ bool mergeable(FusionOp producer, ArrayRef<int64_t> shape, FusionOp consumer) {
       return false;
     }
   }
+  Block *block = producer->getBlock();
+  for (Operation *user : consumer->getUsers()) {
+    Operation *owner = block->findAncestorOpInBlock(*user);
+    if (!owner || !producer->isBeforeInBlock(owner))
+      return false;
+  }
   return true;
+}
+
+/// The first reduction fusion after `sibling` in its block that reads one of
+/// its inputs and can take it as side results (a GELU's backward: its dx and
+/// its bias gradient read the same two tensors), or null.
+FusionOp siblingReduction(FusionOp sibling) {
+  for (Operation *op = sibling->getNextNode(); op; op = op->getNextNode()) {
+    auto fusion = dyn_cast<FusionOp>(op);
+    if (!fusion)
+      continue;
+    std::optional<ArrayRef<int64_t>> shape = sideShape(fusion);
+    bool sharesInput = llvm::any_of(sibling.getInputs(), [&](Value input) {
+      return llvm::is_contained(fusion.getInputs(), input);
+    });
+    if (shape && sharesInput && mergeable(fusion, *shape, sibling))
+      return fusion;
+  }
+  return {};
 }
 
 /// `consumer`'s body moved into `producer`, whose yields grow by the
@@ -148,6 +172,11 @@ struct GenesisMergeSideResultsPass
         }
         if (changed)
           break;
+        if (FusionOp reduction = siblingReduction(consumer)) {
+          merge(reduction, consumer);
+          changed = true;
+          break;
+        }
       }
     }
   }
