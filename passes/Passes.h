@@ -54,6 +54,13 @@ mlir::Value broadcastBias(mlir::Value value);
 /// std::nullopt for any other op.
 std::optional<llvm::ArrayRef<int64_t>> reducedDims(mlir::Operation *op);
 
+class FusionOp;
+
+/// The reduction of a reduction fusion: the body's only reduce_sum,
+/// reduce_max or reduce_min, its result used only by the yield, beside side
+/// results of the reduction operand's shape. Null for any other fusion.
+mlir::Operation *reductionFusionRoot(FusionOp fusion);
+
 /// Whether `op` has results and every one is a tensor of zero elements
 /// (`tensor<3x0xf32>`, valid in PyTorch and MLIR): it computes nothing, so
 /// the lowerings emit no kernel for it and the plan no step.

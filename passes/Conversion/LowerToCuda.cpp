@@ -32,32 +32,6 @@ using namespace genesis::cuda;
 
 namespace {
 
-/// The reduction of a reduction fusion: its only reduction, used only by
-/// the yield, beside side results of the reduction operand's shape. Null
-/// for any other fusion.
-Operation *reductionFusionRoot(FusionOp fusion) {
-  Block &body = fusion.getBody().front();
-  SmallVector<Operation *> reductions;
-  for (Operation &op : body)
-    if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op))
-      reductions.push_back(&op);
-  if (reductions.size() != 1)
-    return nullptr;
-  Operation *root = reductions.front();
-  Value result = root->getResult(0);
-  auto operandShape =
-      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
-  bool sidesOfOperandShape =
-      llvm::all_of(body.getTerminator()->getOperands(), [&](Value value) {
-        return value == result ||
-               cast<RankedTensorType>(value.getType()).getShape() ==
-                   operandShape;
-      });
-  bool yieldedOnly = llvm::all_of(
-      result.getUsers(), [](Operation *user) { return isa<YieldOp>(user); });
-  return sidesOfOperandShape && yieldedOnly ? root : nullptr;
-}
-
 bool isLoopFusion(Operation *op) {
   auto fusion = dyn_cast<FusionOp>(op);
   return fusion &&

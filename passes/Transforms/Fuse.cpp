@@ -61,6 +61,32 @@ std::optional<ArrayRef<int64_t>> genesis::reducedDims(Operation *op) {
   return std::nullopt;
 }
 
+Operation *genesis::reductionFusionRoot(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  Operation *root = nullptr;
+  for (Operation &op : body) {
+    if (!reducedDims(&op))
+      continue;
+    if (root)
+      return nullptr;
+    root = &op;
+  }
+  if (!root)
+    return nullptr;
+  Value result = root->getResult(0);
+  auto operandShape =
+      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
+  bool sidesOfOperandShape =
+      llvm::all_of(body.getTerminator()->getOperands(), [&](Value value) {
+        return value == result ||
+               cast<RankedTensorType>(value.getType()).getShape() ==
+                   operandShape;
+      });
+  bool yieldedOnly = llvm::all_of(
+      result.getUsers(), [](Operation *user) { return isa<YieldOp>(user); });
+  return sidesOfOperandShape && yieldedOnly ? root : nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // Rule 1: library calls
 //===----------------------------------------------------------------------===//

@@ -23,28 +23,13 @@ using namespace genesis;
 
 namespace {
 
-/// The operand shape of `fusion`'s only reduction when every other result
-/// has that shape (a reduction fusion with side results), else nullopt.
+/// The operand shape of `fusion`'s reduction when it is a reduction fusion
+/// (reductionFusionRoot), else nullopt.
 std::optional<ArrayRef<int64_t>> sideShape(FusionOp fusion) {
-  Block &body = fusion.getBody().front();
-  Operation *root = nullptr;
-  for (Operation &op : body) {
-    if (!reducedDims(&op))
-      continue;
-    if (root)
-      return std::nullopt;
-    root = &op;
-  }
-  if (!root || !root->getResult(0).hasOneUse() ||
-      !isa<YieldOp>(*root->getResult(0).getUsers().begin()))
+  Operation *root = reductionFusionRoot(fusion);
+  if (!root)
     return std::nullopt;
-  ArrayRef<int64_t> shape =
-      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
-  for (Value value : body.getTerminator()->getOperands())
-    if (value != root->getResult(0) &&
-        cast<RankedTensorType>(value.getType()).getShape() != shape)
-      return std::nullopt;
-  return shape;
+  return cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
 }
 
 /// Whether `consumer` can be computed element by element beside `producer`'s

@@ -30,17 +30,9 @@ constexpr int64_t kMinTiles = 4 * 132;
 /// The fusion's only reduction if the pass splits it (Passes.td states the
 /// conditions), else null.
 Operation *splittableRoot(FusionOp fusion) {
-  Block &body = fusion.getBody().front();
-  Operation *root = nullptr;
-  for (Operation &op : body) {
-    if (!reducedDims(&op))
-      continue;
-    if (root)
-      return nullptr;
-    root = &op;
-  }
-  if (!root || !root->getResult(0).hasOneUse() ||
-      !isa<YieldOp>(*root->getResult(0).getUsers().begin()))
+  Operation *root = reductionFusionRoot(fusion);
+  // Yielded once: the first stage's result takes that one yield.
+  if (!root || !root->getResult(0).hasOneUse())
     return nullptr;
   auto operand = cast<RankedTensorType>(root->getOperand(0).getType());
   if (!operand.getElementType().isF32() && !operand.getElementType().isF64())
