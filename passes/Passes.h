@@ -82,6 +82,10 @@ inline constexpr int64_t kMaxAccumulation = 65536;
 mlir::FailureOr<mlir::func::FuncOp>
 buildTrainStep(mlir::func::FuncOp loss, const GenesisTrainStepOptions &options);
 
+/// Marks a genesis.fusion built by genesis-remat to recompute a value; its
+/// kernel is named `<function>_remat<N>`.
+inline constexpr llvm::StringLiteral kRematAttrName = "genesis.remat";
+
 /// Where the temporaries of one function live in its arena (see the
 /// genesis-plan-memory pass).
 struct MemoryPlan {
@@ -155,6 +159,9 @@ struct PlanOptions {
   std::string mixedPrecision;
   /// false: one kernel per op (genesis-fuse grouping=false).
   bool fuse = true;
+  /// Bytes each function's arguments and temporaries may take; genesis-remat
+  /// recomputes cheap activations to fit. 0: no budget.
+  int64_t memoryBudget = 0;
 };
 
 /// Compiles `functions` of `module` (a clone of it; the module is left as it

@@ -189,8 +189,10 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
     Buffers: every tensor result of an op in the top-level block, of
     `product(shape) * ceil(bitwidth / 8)` bytes. Values inside regions
     (`genesis.fusion` bodies) live in registers and get none. Splat
-    constants get none: the kernels that read them materialise the value
-    (and the runtime fills a returned one). Function arguments (parameters,
+    constants read only by fusions get none: their kernels materialise the
+    value (and the runtime fills a returned one). One that an op kernel
+    reads (a scatter_add's zero operand, a library call's) is planned from
+    its first use, where the plan fills it, to its last. Function arguments (parameters,
     optimizer state, batch) are external: the runtime owns them. Returned
     values are planned like any temporary; the runtime copies or aliases
     them out after the last step.
@@ -198,7 +200,8 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
     Algorithm:
     1. Schedule: program order (the trace order). Op `i` of the top-level
        block defines its results at `i`; a value is live over
-       `[definition, last use]`, where a use inside a nested region counts
+       `[definition, last use]` (a planned splat constant: `[first use, last
+       use]`), where a use inside a nested region counts
        as a use by its ancestor op in the top-level block, so a returned
        value lives to the end.
     2. In-place reuse, in program order: a result takes the buffer of an
@@ -208,8 +211,11 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
        `Elementwise` op (any operand), `genesis.reshape` (a pure alias when
        its operand dies there; otherwise a copy) or an optimizer update
        (each new parameter or state its own old one, else the gradient: the
-       update is elementwise over parameter, gradient and state). The values
-       then share one buffer whose interval is the union of theirs.
+       update is elementwise over parameter, gradient and state) or
+       `genesis.cross_entropy_grad` (its logits: every kernel of it reads a
+       row's logits before it writes the row's gradient, each element last
+       read by the thread that writes it). The values then share one buffer
+       whose interval is the union of theirs.
     3. Offsets, greedy by size as TFLite's arena planner and XLA's
        decreasing-size best-fit heap simulator: visit the buffers by
        decreasing size (ties: earlier definition first); the buffers placed
@@ -434,6 +440,54 @@ def GenesisMergeSideResults
     follow it. Repeated until none merges. The values computed are
     unchanged.
   }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisRemat : Pass<"genesis-remat", "mlir::ModuleOp"> {
+  let summary = "Recompute cheap activations in the backward to fit a memory budget";
+  let description = [{
+    When the module's arguments (parameters, optimizer state, batch; one
+    tensor per `genesis.name`, as the runtime holds them) and a function's
+    arena (genesis-plan-memory's plan with the pass's `alignment`; the
+    functions of a plan share one arena) need more than `budget` bytes, values
+    saved across the peak are recomputed where they are used again instead
+    of being kept: a GELU's output before its weight-gradient GEMM, the
+    token-major copy of an attention output, a layer norm's 16-bit output.
+    The budget does not count the GEMM library's workspace.
+
+    Algorithm (greedy, as the planner sees the function):
+    1. Plan the function's memory; stop when arguments plus arena fit.
+    2. The peak: the op index where the planned buffers live together take
+       the most bytes.
+    3. Candidates: tensor results V of ops before the peak, not used at it,
+       used again after it (first at op u, not only by the return). V is
+       recomputable at u when its defining op is a recomputable op
+       (elementwise, broadcast, iota, splat constant, data movement) or a
+       genesis.fusion whose body computes V's yield from such ops, and
+       every value the recomputation reads (a leaf) is available at u: a
+       function argument, a splat constant, or a value live at u (its last
+       use at or after u; for a body value, another result of the same
+       fusion that is). Recursion continues through producers that are not
+       available, up to 64 ops.
+    4. Take the candidate with the most bytes freed per byte the
+       recomputation moves (V's bytes over V's plus the leaves' plus 8 MiB
+       for the kernel launch; ties: the larger V) among those of at least
+       1/64 of the largest candidate's bytes, build a genesis.fusion computing V from its leaves marked
+       `genesis.remat` (its kernel is named `<function>_remat<N>`, visible
+       in `genesis-run --inspect` and `--profile`), insert it before u and
+       let it serve V's uses from u on. A producer left without uses is
+       erased. Repeat from 1.
+    Fails with an error naming the budget and the bytes still needed when
+    no candidate is left. The values computed are unchanged: the recomputing
+    fusion applies the same ops to the same inputs.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Bytes the arguments and each function's arena may take (0: no "
+           "budget)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Buffer alignment of the memory plan the budget is checked on">,
+  ];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 

@@ -64,6 +64,9 @@ LogicalResult buildGenesisCpuPipeline(OpPassManager &pm,
   functionPm.addPass(createGenesisWiden16Bit());
   addFusion(functionPm, options);
   functionPm.addPass(createGenesisSplitMixedShapeFusions());
+  if (options.memoryBudget > 0)
+    pm.addPass(createGenesisRemat(
+        GenesisRematOptions{options.memoryBudget, /*alignment=*/64}));
   pm.addPass(createGenesisLowerCpu());
   return success();
 }
@@ -103,6 +106,9 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     functionPm.addPass(createCSEPass());
   }
   functionPm.addPass(createGenesisSplitColumnReductions());
+  if (options.memoryBudget > 0)
+    pm.addPass(createGenesisRemat(
+        GenesisRematOptions{options.memoryBudget, /*alignment=*/256}));
   pm.addPass(createGenesisLowerCuda());
   pm.addPass(createGenesisDedupeKernels());
   return success();

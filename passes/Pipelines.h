@@ -38,6 +38,12 @@ struct GenesisPipelineOptions
                     llvm::cl::desc("Group ops into multi-op fusions and GEMM "
                                    "epilogues; false: one kernel per op"),
                     llvm::cl::init(true)};
+  Option<int64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Bytes each function's arguments and temporaries may "
+                     "take; genesis-remat recomputes cheap activations to "
+                     "fit (0: no budget)"),
+      llvm::cl::init(0)};
 };
 
 /// Reports an invalid option; returns failure.
@@ -47,19 +53,22 @@ using PipelineErrorHandler =
 /// Appends the CPU pipeline to `pm` (a pass manager on builtin.module):
 /// [genesis-train-step,] genesis-step-number, genesis-widen-16bit,
 /// canonicalize, cse, genesis-fuse, genesis-split-mixed-shape-fusions,
-/// genesis-lower-cpu.
+/// [genesis-remat with a memory budget,] genesis-lower-cpu.
 /// Fails through `onError` for options the CPU lacks (16-bit precision).
 mlir::LogicalResult
 buildGenesisCpuPipeline(mlir::OpPassManager &pm,
                         const GenesisPipelineOptions &options,
                         PipelineErrorHandler onError);
 
-/// Appends the CUDA pipeline to `pm`: [genesis-train-step,]
-/// genesis-step-number, genesis-decompose-attention,
+/// Appends the CUDA pipeline to `pm`: genesis-pad-classes,
+/// [genesis-train-step,] genesis-step-number, [genesis-fused-attention,]
+/// genesis-decompose-attention, [genesis-decompose-layer-norm,]
 /// genesis-decompose-cross-entropy, genesis-decompose-global-norm,
-/// [genesis-amp,] canonicalize, cse, genesis-fuse,
-/// genesis-split-mixed-shape-fusions{gpu-profitable},
-/// [genesis-merge-row-fusions unless fuse=false,] genesis-lower-cuda.
+/// [genesis-amp,] canonicalize, cse, genesis-sink-widening-casts,
+/// genesis-fuse, genesis-split-mixed-shape-fusions{gpu-profitable},
+/// [genesis-merge-row-fusions, genesis-merge-side-results, cse unless
+/// fuse=false,] genesis-split-column-reductions, [genesis-remat with a
+/// memory budget,] genesis-lower-cuda, genesis-dedupe-kernels.
 /// Multi-output fusions stay whole (the reduction emitter stores their side
 /// results) except narrow column reductions and wide row-fusion chains.
 mlir::LogicalResult

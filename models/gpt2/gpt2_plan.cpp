@@ -17,6 +17,7 @@
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/support/Strings.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -58,6 +59,12 @@ static llvm::cl::opt<std::string>
     lossScale("loss-scale", llvm::cl::init("none"),
               llvm::cl::desc("none, or dynamic (GradScaler semantics in the "
                              "train step; for --precision=f16)"));
+static llvm::cl::opt<std::string> memoryBudget(
+    "memory-budget", llvm::cl::init(""),
+    llvm::cl::desc("Device memory the train step's parameters, optimizer "
+                   "state, batch and temporaries may take, e.g. 6GiB: "
+                   "genesis-remat recomputes cheap activations to fit "
+                   "(default: no budget)"));
 static llvm::cl::opt<bool> writeInit(
     "write-init", llvm::cl::init(true),
     llvm::cl::desc("Write init.safetensors (off for models too large to "
@@ -81,7 +88,8 @@ int main(int argc, char **argv) {
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
                    std::addressof(precision), std::addressof(lossScale),
-                   std::addressof(writeInit), std::addressof(outputDir)});
+                   std::addressof(memoryBudget), std::addressof(writeInit),
+                   std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
   try {
@@ -126,6 +134,14 @@ int main(int argc, char **argv) {
     if (precision != "f32")
       options.mixedPrecision = precision;
     options.lossScale = lossScale;
+    if (!memoryBudget.empty()) {
+      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
+      if (!bytes)
+        throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or "
+                    "a number of bytes, got '" +
+                    memoryBudget + "'");
+      options.memoryBudget = *bytes;
+    }
     std::vector<uint8_t> planBytes =
         models::compileLmTrainingPlan(gpt, options);
 

@@ -16,6 +16,7 @@ std::vector<uint8_t> compile(Trace &trace,
   planOptions.target = options.target;
   planOptions.allowTf32 = options.allowTf32;
   planOptions.mixedPrecision = options.mixedPrecision;
+  planOptions.memoryBudget = options.memoryBudget;
   mlir::FailureOr<std::vector<uint8_t>> plan =
       compilePlan(trace.module(), functions, planOptions);
   if (mlir::failed(plan))
@@ -66,7 +67,10 @@ std::vector<uint8_t> compileLmSamplingPlan(Gpt2 &model,
   trace.output("logits", model.forward(ids));
   trace.finish();
   model.train(training);
-  return compile(trace, {"forward"}, options);
+  // One window's forward: the budget is the training plan's.
+  LmPlanOptions sampling = options;
+  sampling.memoryBudget = 0;
+  return compile(trace, {"forward"}, sampling);
 }
 
 } // namespace genesis::models

@@ -34,6 +34,10 @@ struct LmPlanOptions {
   std::string mixedPrecision;
   /// "dynamic": GradScaler's loss scale in the train step (for f16).
   std::string lossScale = "none";
+  /// Bytes the training plan's arguments and temporaries may take
+  /// (genesis-remat recomputes cheap activations to fit; 0: no budget). The
+  /// sampling plan has none.
+  int64_t memoryBudget = 0;
 };
 
 /// A plan with two functions over ids and targets, i64 [batch, sequence]:

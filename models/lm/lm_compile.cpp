@@ -17,6 +17,7 @@
 #include "models/lm/LmPlan.h"
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
+#include "runtime/support/Strings.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -55,6 +56,11 @@ static llvm::cl::opt<std::string>
     precision("precision", llvm::cl::init("f32"),
               llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master "
                              "weights (cuda; f16 with a dynamic loss scale)"));
+static llvm::cl::opt<std::string> memoryBudget(
+    "memory-budget", llvm::cl::init(""),
+    llvm::cl::desc("Device memory the train step may take, e.g. 6GiB "
+                   "(genesis-remat recomputes cheap activations to fit; "
+                   "default: no budget)"));
 static llvm::cl::opt<double>
     weightDecay("weight-decay", llvm::cl::init(0.1),
                 llvm::cl::desc("AdamW weight decay (not on 1-D parameters)"));
@@ -73,8 +79,8 @@ int main(int argc, char **argv) {
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
                    std::addressof(allowTf32), std::addressof(precision),
-                   std::addressof(weightDecay), std::addressof(clipGradNorm),
-                   std::addressof(outputDir)});
+                   std::addressof(memoryBudget), std::addressof(weightDecay),
+                   std::addressof(clipGradNorm), std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile the plans of lm-train (GPT-2, AdamW)\n");
   try {
@@ -113,6 +119,14 @@ int main(int argc, char **argv) {
       options.mixedPrecision = precision;
     if (precision == "f16")
       options.lossScale = "dynamic";
+    if (!memoryBudget.empty()) {
+      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
+      if (!bytes)
+        throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or "
+                    "a number of bytes, got '" +
+                    memoryBudget + "'");
+      options.memoryBudget = *bytes;
+    }
     auto start = std::chrono::steady_clock::now();
     std::vector<uint8_t> training = models::compileLmTrainingPlan(gpt, options);
     std::vector<uint8_t> sampling = models::compileLmSamplingPlan(gpt, options);

@@ -16,6 +16,7 @@
 #include "models/lm/LmTrainer.h"
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/support/Strings.h"
 
 #include <cctype>
 #include <cmath>
@@ -63,6 +64,8 @@ model, compiled by lm-compile:
   --tf32               cuda: f32 GEMMs on TF32 tensor cores
   --precision P        f32, or bf16 / f16 GEMMs (cuda; f16 adds a dynamic
                        loss scale)
+  --memory-budget SIZE device memory the train step may take, e.g. 6GiB:
+                       activations are recomputed to fit (no budget)
   --weight-decay X     AdamW decay, not on 1-D parameters (0.1)
   --clip-grad-norm X   maximum global gradient norm, 0 for none (1.0)
   --compile-only       write lm.gplan, sample.gplan and init.safetensors to
@@ -95,7 +98,7 @@ struct Flags {
   double validationFraction = 0.05;
   int64_t layers = 2, heads = 4, width = 64, sequence = 32, batch = 32;
   uint64_t seed = 0;
-  std::string target = "auto", precision = "f32";
+  std::string target = "auto", precision = "f32", memoryBudget;
   bool tf32 = false, compileOnly = false;
   double weightDecay = 0.1, clipGradNorm = 1.0;
   std::string plan, weights;
@@ -147,6 +150,7 @@ Flags parseFlags(int argc, char **argv) {
       {"--seed", integer(seed)},
       {"--target", string(flags.target)},
       {"--precision", string(flags.precision)},
+      {"--memory-budget", string(flags.memoryBudget)},
       {"--weight-decay", number(flags.weightDecay)},
       {"--clip-grad-norm", number(flags.clipGradNorm)},
       {"--plan", string(flags.plan)},
@@ -217,6 +221,10 @@ void checkFlags(const Flags &flags) {
   if (flags.precision != "f32" && flags.target == "cpu")
     throw Error("--precision " + flags.precision +
                 " needs --target cuda (the CPU kernels compute in f32)");
+  if (!flags.memoryBudget.empty() && !parseByteSize(flags.memoryBudget))
+    throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or a "
+                "number of bytes, got '" +
+                flags.memoryBudget + "'");
   if (flags.target != "cpu" && flags.target != "cuda" && flags.target != "auto")
     throw Error("--target must be cpu, cuda or auto, got '" + flags.target +
                 "'");
@@ -304,6 +312,8 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
       "--out=" + flags.outputDir};
   if (flags.tf32)
     args.emplace_back("--tf32");
+  if (!flags.memoryBudget.empty())
+    args.push_back("--memory-budget=" + flags.memoryBudget);
   std::vector<char *> argv;
   argv.reserve(args.size() + 1);
   for (std::string &arg : args)

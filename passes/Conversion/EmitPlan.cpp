@@ -589,6 +589,7 @@ LogicalResult lowerForTarget(ModuleOp module,
   GenesisPipelineOptions pipeline;
   pipeline.precision = options.mixedPrecision;
   pipeline.fuse = options.fuse;
+  pipeline.memoryBudget = options.memoryBudget;
   auto onError = [&](const Twine &message) {
     return module.emitError("compilePlan: ") << message;
   };
@@ -638,6 +639,8 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
     flags += " --allow-tf32";
   if (!options.mixedPrecision.empty())
     flags += " --precision=" + options.mixedPrecision;
+  if (options.memoryBudget > 0)
+    flags += " --memory-budget=" + std::to_string(options.memoryBudget);
   for (const std::string &name : functions)
     flags += " --function=" + name;
   header.flags = flags;

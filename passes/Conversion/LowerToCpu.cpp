@@ -219,8 +219,9 @@ struct GenesisLowerCpuPass
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     llvm::StringMap<unsigned> counters;
     for (auto [function, op] : work) {
-      StringRef kind = isa<FusionOp>(op) ? StringRef("fusion")
-                                         : op->getName().stripDialect();
+      StringRef kind = op->hasAttr(kRematAttrName) ? StringRef("remat")
+                       : isa<FusionOp>(op)         ? StringRef("fusion")
+                                           : op->getName().stripDialect();
       std::string name =
           (function.getSymName() + "_" + kind +
            Twine(counters[(function.getSymName() + kind).str()]++))

@@ -28,13 +28,32 @@ using namespace genesis;
 
 namespace {
 
+bool isSplatConstant(Value value) {
+  ElementsAttr elements;
+  return matchPattern(value, m_Constant(&elements)) && elements.isSplat();
+}
+
+/// Whether a splat constant needs arena space: an op other than a fusion
+/// (whose kernel materialises the value) reads it, and it is not returned
+/// (the runtime fills a returned one after the planned arena). The plan
+/// fills it before its first use.
+bool isPlannedSplat(Value value) {
+  bool readByOpKernel = false;
+  for (Operation *user : value.getUsers()) {
+    if (isa<func::ReturnOp>(user))
+      return false;
+    readByOpKernel |= !isa<FusionOp>(user);
+  }
+  return readByOpKernel;
+}
+
 /// Whether `value`, a result of an op in the top-level block, is a
-/// temporary that needs arena space: a tensor that is not a splat constant.
+/// temporary that needs arena space: a tensor that is not a splat constant,
+/// or a splat constant an op kernel reads.
 bool needsBuffer(Value value) {
   if (!isa<TensorType>(value.getType()))
     return false;
-  ElementsAttr elements;
-  return !matchPattern(value, m_Constant(&elements)) || !elements.isSplat();
+  return !isSplatConstant(value) || isPlannedSplat(value);
 }
 
 /// Bytes of a tensor of `type`, or nothing for a type the arena cannot hold.
@@ -57,12 +76,18 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
   // Operands: param, grad, state..., lr, step; results: param, state...
   if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op))
     return {result == 0 ? 0 : result + 1, 1};
+  // Every kernel of it reads a row's logits before writing that row's
+  // gradient, each element by the thread that reads it last: the logits'
+  // [tokens, vocab] buffer takes the gradient.
+  if (isa<CrossEntropyGradOp>(op))
+    return {0};
   return {};
 }
 
 /// Live range [definition, last use] of every result of an op in `block`,
 /// as indices of ops in `block`; a use inside a nested region counts as a
-/// use by its ancestor in `block`.
+/// use by its ancestor in `block`. A planned splat constant lives from its
+/// first use, where the plan fills it.
 llvm::DenseMap<Value, std::pair<int64_t, int64_t>>
 computeLiveRanges(Block &block) {
   llvm::DenseMap<Operation *, int64_t> index;
@@ -71,10 +96,16 @@ computeLiveRanges(Block &block) {
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges;
   for (auto [i, op] : llvm::enumerate(block))
     for (Value result : op.getResults()) {
+      bool filledAtFirstUse = isSplatConstant(result) && !result.use_empty();
+      int64_t start = filledAtFirstUse ? std::numeric_limits<int64_t>::max()
+                                       : static_cast<int64_t>(i);
       int64_t end = i;
-      for (Operation *user : result.getUsers())
-        end = std::max(end, index.lookup(block.findAncestorOpInBlock(*user)));
-      ranges[result] = {i, end};
+      for (Operation *user : result.getUsers()) {
+        int64_t at = index.lookup(block.findAncestorOpInBlock(*user));
+        start = std::min(start, at);
+        end = std::max(end, at);
+      }
+      ranges[result] = {start, end};
     }
   return ranges;
 }
@@ -239,7 +270,11 @@ LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
         return fail(function) << "a buffer at offset " << buffer.offset
                               << " holds a value planned elsewhere";
 
-  // Sweep in program order over the values live at each definition.
+  // Sweep in order of first liveness over the values live at each start
+  // (a planned splat constant starts at its first use).
+  llvm::stable_sort(planned, [](const Planned &a, const Planned &b) {
+    return a.start < b.start;
+  });
   SmallVector<const Planned *> live;
   for (const Planned &current : planned) {
     llvm::erase_if(

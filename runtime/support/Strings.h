@@ -4,11 +4,18 @@
 // wherever a file name's extension or a tensor name's prefix decides what
 // happens.
 //
+// A byte size as users write it ("7GiB", "6500MiB", "123456") for memory
+// options.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_RUNTIME_SUPPORT_STRINGS_H
 #define GENESIS_RUNTIME_SUPPORT_STRINGS_H
 
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace genesis {
@@ -20,6 +27,31 @@ inline bool startsWith(const std::string &text, const std::string &prefix) {
 inline bool endsWith(const std::string &text, const std::string &suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Bytes of `text`: a non-negative decimal number followed by nothing (bytes)
+/// or a binary unit, KiB, MiB or GiB (also K, M, G); fractions round down.
+/// std::nullopt for anything else or 2^62 bytes and more.
+inline std::optional<int64_t> parseByteSize(const std::string &text) {
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  if (text.empty() || !(text[0] >= '0' && text[0] <= '9'))
+    return std::nullopt;
+  double number = std::strtod(begin, &end);
+  std::string unit(end);
+  double scale = 0;
+  if (unit.empty())
+    scale = 1;
+  else if (unit == "KiB" || unit == "K")
+    scale = 1024.0;
+  else if (unit == "MiB" || unit == "M")
+    scale = 1024.0 * 1024.0;
+  else if (unit == "GiB" || unit == "G")
+    scale = 1024.0 * 1024.0 * 1024.0;
+  double bytes = number * scale;
+  if (scale == 0 || !std::isfinite(bytes) || bytes >= std::ldexp(1.0, 62))
+    return std::nullopt;
+  return static_cast<int64_t>(bytes);
 }
 
 } // namespace genesis

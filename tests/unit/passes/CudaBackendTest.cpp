@@ -75,8 +75,8 @@ double attentionToleranceFor(const std::string &mixedPrecision) {
 double deviceError(const std::string &ir, uint64_t seed = 1,
                    const std::map<unsigned, HostArray> &given = {},
                    const std::map<unsigned, HostArray> &evaluatedWith = {},
-                   const std::string &mixedPrecision = "",
-                   double tolerance = 0) {
+                   const std::string &mixedPrecision = "", double tolerance = 0,
+                   int64_t memoryBudget = 0) {
   mlir::MLIRContext context;
   context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
@@ -104,11 +104,18 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
   PlanOptions options;
   options.target = plan::Target::Cuda;
   options.mixedPrecision = mixedPrecision;
+  options.memoryBudget = memoryBudget;
   mlir::FailureOr<std::vector<uint8_t>> bytes =
       compilePlan(*module, {"f"}, options);
   EXPECT_TRUE(mlir::succeeded(bytes));
   if (mlir::failed(bytes))
     return INFINITY;
+  if (memoryBudget > 0) {
+    // genesis-remat named its kernels f_remat<N>.
+    std::string text(bytes->begin(), bytes->end());
+    EXPECT_NE(text.find("f_remat"), std::string::npos)
+        << "no value was recomputed";
+  }
   if (const char *dir = std::getenv("GENESIS_GPU_CASES_DIR"); dir && *dir) {
     static std::map<std::string, int> counts;
     std::string test =
@@ -304,6 +311,38 @@ TEST(CudaBackend, ColumnReductionsInTwoStages) {
     })",
                                1, {}, {}, "", kSumOf2400),
                    kSumOf2400);
+}
+
+TEST(CudaBackend, RecomputedActivations) {
+  // genesis-remat under a budget one byte below what the plan needs: the
+  // GELU output %g, read again by the last GEMM after the [512, 512] peak,
+  // is recomputed from %h there (a kernel f_remat<N>); the results are the
+  // evaluator's within f32 rounding (a maximum, not a sum, over the peak's
+  // GEMM: a sum's cancellation would measure summation order instead).
+  const char *ir = R"(
+    func.func @f(%x: tensor<64x128xf32>, %w: tensor<128x256xf32>, %p: tensor<512x512xf32>, %q: tensor<512x512xf32>)
+        -> (tensor<512xf32>, tensor<256x256xf32>) {
+      %h = genesis.matmul %x, %w : tensor<64x128xf32>, tensor<128x256xf32>
+      %g = genesis.gelu %h approximate = tanh : tensor<64x256xf32>
+      %big = genesis.matmul %p, %q : tensor<512x512xf32>, tensor<512x512xf32>
+      %s = genesis.reduce_max %big dims [0] : tensor<512x512xf32>
+      %late = genesis.matmul %g, %h transpose_lhs : tensor<64x256xf32>, tensor<64x256xf32>
+      return %s, %late : tensor<512xf32>, tensor<256x256xf32>
+    })";
+  mlir::MLIRContext context;
+  context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+  ASSERT_TRUE(module);
+  PlanOptions options;
+  options.target = plan::Target::Cuda;
+  ASSERT_TRUE(mlir::succeeded(lowerForTarget(*module, {"f"}, options)));
+  auto function = module->lookupSymbol<mlir::func::FuncOp>("f");
+  mlir::FailureOr<MemoryPlan> planned = planMemory(function, 256);
+  ASSERT_TRUE(mlir::succeeded(planned));
+  int64_t arguments = (64 * 128 + 128 * 256 + 2 * 512 * 512) * 4;
+  EXPECT_ON_DEVICE(
+      deviceError(ir, 1, {}, {}, "", 0, arguments + planned->arenaBytes - 1),
+      kF32);
 }
 
 TEST(CudaBackend, MatmulsThroughCublasLt) {

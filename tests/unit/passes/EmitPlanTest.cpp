@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 using namespace genesis;
 
@@ -295,6 +296,50 @@ TEST(EmitPlan, MlpAdamWLargeLearningRateMatchesEvaluator) {
   checkMlpAdamW(1e-2, 1e-4);
 }
 
+/// GPT-2 of 2 layers of width 32 (4 heads, 37 tokens, 16 positions), a
+/// random batch of [batch, sequence] ids and targets, and its AdamW train
+/// step on the mean next-token cross-entropy.
+struct TinyGpt2 {
+  TinyGpt2(int64_t batchSize, int64_t sequence, uint64_t dataSeed,
+           const optim::TrainStepOptions &options = {})
+      : gpt(config(), weights) {
+    const int64_t V = gpt.config.vocab_size;
+    HostArray ids(DType::I64, {batchSize, sequence});
+    HostArray targets(DType::I64, {batchSize * sequence});
+    Generator data(dataSeed);
+    for (int64_t i = 0; i < ids.numel(); ++i)
+      ids.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
+    for (int64_t i = 0; i < targets.numel(); ++i)
+      targets.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
+    batch = {{"ids", ids}, {"targets", targets}};
+    step = std::make_unique<optim::TrainStep>(optim::compile_train_step(
+        gpt,
+        [this, batchSize, sequence, V](const std::map<std::string, Tensor> &b) {
+          return cross_entropy(
+              gpt(b.at("ids")).reshape({batchSize * sequence, V}),
+              b.at("targets"));
+        },
+        adamw, batch, options));
+  }
+
+  static models::Gpt2Config config() {
+    models::Gpt2Config config;
+    config.vocab_size = 37;
+    config.n_positions = 16;
+    config.n_embd = 32;
+    config.n_layer = 2;
+    config.n_head = 4;
+    config.dropout = 0.0;
+    return config;
+  }
+
+  Generator weights{5};
+  models::Gpt2 gpt;
+  optim::AdamW adamw;
+  std::map<std::string, HostArray> batch;
+  std::unique_ptr<optim::TrainStep> step;
+};
+
 // A tiny GPT-2 (2 layers, 4 heads, width 32, vocab 37) trained for three
 // AdamW steps with clip_grad_norm 1.0 on the CPU plan: embeddings (take /
 // scatter_add), layer_norm, causal attention and its gradient, GELU, the
@@ -303,35 +348,13 @@ TEST(EmitPlan, MlpAdamWLargeLearningRateMatchesEvaluator) {
 // within 1e-5 relative (they agree exactly); parameters and optimizer state
 // within the bounds below.
 TEST(EmitPlan, TinyGpt2AdamWTrainStepMatchesEvaluator) {
-  constexpr int64_t B = 2, S = 8;
-  models::Gpt2Config config;
-  config.vocab_size = 37;
-  config.n_positions = 16;
-  config.n_embd = 32;
-  config.n_layer = 2;
-  config.n_head = 4;
-  config.dropout = 0.0;
-  const int64_t V = config.vocab_size;
-  Generator generator(5);
-  models::Gpt2 gpt(config, generator);
-  HostArray ids(DType::I64, {B, S});
-  HostArray targets(DType::I64, {B * S});
-  Generator data(13);
-  for (int64_t i = 0; i < ids.numel(); ++i)
-    ids.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
-  for (int64_t i = 0; i < targets.numel(); ++i)
-    targets.setInt(i, static_cast<int64_t>(data.uniform() * V) % V);
-  std::map<std::string, HostArray> batch = {{"ids", ids}, {"targets", targets}};
-  optim::AdamW adamw;
   optim::TrainStepOptions options;
   options.clip_grad_norm = 1.0;
-  optim::TrainStep step = optim::compile_train_step(
-      gpt,
-      [&](const std::map<std::string, Tensor> &b) {
-        return cross_entropy(gpt(b.at("ids")).reshape({B * S, V}),
-                             b.at("targets"));
-      },
-      adamw, batch, options);
+  TinyGpt2 tiny(2, 8, 13, options);
+  models::Gpt2 &gpt = tiny.gpt;
+  optim::AdamW &adamw = tiny.adamw;
+  std::map<std::string, HostArray> &batch = tiny.batch;
+  optim::TrainStep &step = *tiny.step;
 
   mlir::FailureOr<std::vector<uint8_t>> bytes =
       compileReportingErrors(step.module(), {"train_step", "loss"});
@@ -435,6 +458,93 @@ HostArray evaluateDropout(int64_t offset, const HostArray &x, uint64_t seed) {
 }
 
 } // namespace
+
+TEST(EmitPlan, RecomputedActivationsChangeNoBit) {
+  // genesis-remat under a memory budget just below what the plan needs
+  // without one: the plan recomputes activations in the backward (kernels
+  // named train_step_remat<N>), its arena shrinks, and three steps give the
+  // same losses, parameters and optimizer state, bit for bit.
+  TinyGpt2 tiny(4, 16, 17);
+  optim::TrainStep &step = *tiny.step;
+  struct Compiled {
+    std::vector<uint8_t> bytes;
+    uint64_t arena = 0;
+    int64_t external = 0;
+    int recomputations = 0;
+  };
+  auto compile = [&](int64_t budget) {
+    PlanOptions options;
+    options.memoryBudget = budget;
+    DiagnosticCapture capture(step.module().getContext());
+    mlir::FailureOr<std::vector<uint8_t>> bytes =
+        compilePlan(step.module(), {"train_step"}, options);
+    EXPECT_TRUE(mlir::succeeded(bytes)) << capture.firstError("no diagnostic");
+    Compiled compiled;
+    if (mlir::failed(bytes))
+      return compiled;
+    compiled.bytes = std::move(*bytes);
+    PlanFile plan = PlanFile::fromBytes(compiled.bytes.data(),
+                                        compiled.bytes.size(), "gpt2");
+    compiled.arena = plan.plan().memory()->arena_bytes();
+    for (const plan::Step *s : *plan.plan().functions()->Get(0)->steps())
+      compiled.recomputations +=
+          stepName(plan, *s).find("train_step_remat") != std::string::npos;
+    Session session(plan);
+    for (const TensorInfo &info : session.tensors()) {
+      if (info.role == plan::Role::Temporary || info.role == plan::Role::Output)
+        continue;
+      int64_t numel = 1;
+      for (int64_t d : info.shape)
+        numel *= d;
+      compiled.external += numel * static_cast<int64_t>(dtypeSize(info.dtype));
+    }
+    return compiled;
+  };
+  Compiled full = compile(0);
+  ASSERT_FALSE(full.bytes.empty());
+  EXPECT_EQ(full.recomputations, 0);
+  // The budget's arena is the planner's on the lowered function (the plan's
+  // also holds splat constants that only fusions read): one byte less.
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = step.module().clone();
+  ASSERT_TRUE(
+      mlir::succeeded(lowerForTarget(*lowered, {"train_step"}, PlanOptions{})));
+  mlir::FailureOr<MemoryPlan> planned =
+      planMemory(lowered->lookupSymbol<mlir::func::FuncOp>("train_step"), 64);
+  ASSERT_TRUE(mlir::succeeded(planned));
+  int64_t budget = full.external + planned->arenaBytes - 1;
+  Compiled lean = compile(budget);
+  ASSERT_FALSE(lean.bytes.empty());
+  std::cout << "arena " << full.arena << " B without a budget, " << lean.arena
+            << " B under a budget of " << budget << " B with "
+            << lean.recomputations << " recomputations\n";
+  EXPECT_GT(lean.recomputations, 0);
+  EXPECT_LT(lean.arena, full.arena);
+
+  std::vector<std::vector<HostArray>> results;
+  for (const Compiled *compiled : {&full, &lean}) {
+    PlanFile plan = PlanFile::fromBytes(compiled->bytes.data(),
+                                        compiled->bytes.size(), "gpt2");
+    Session session(plan);
+    for (auto &[name, value] : tiny.gpt.state_dict())
+      session.bind(name, value);
+    for (const TensorInfo &info : session.tensors())
+      if (info.role == plan::Role::Lr)
+        session.bind(info.name,
+                     HostArray::fromValues<double>(info.dtype, {}, {1e-3}));
+    std::vector<HostArray> &result = results.emplace_back();
+    for (int s = 0; s < 3; ++s)
+      result.push_back(session.run("train_step", tiny.batch).at("loss"));
+    for (const TensorInfo &info : session.tensors())
+      if (info.role == plan::Role::Parameter ||
+          info.role == plan::Role::OptimizerState)
+        result.push_back(session.tensor(info.name));
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  for (size_t i = 0; i < results[0].size(); ++i)
+    for (int64_t e = 0; e < results[0][i].numel(); ++e)
+      ASSERT_EQ(results[0][i].getDouble(e), results[1][i].getDouble(e))
+          << "result " << i << " element " << e;
+}
 
 TEST(EmitPlan, DropoutMatchesEvaluatorAndAdvancesTheOffset) {
   mlir::MLIRContext context;

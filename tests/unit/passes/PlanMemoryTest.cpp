@@ -56,6 +56,9 @@ int64_t bytesOf(mlir::Type type) {
 bool mayOverwrite(mlir::Operation *op, mlir::Value operand) {
   if (op->hasTrait<mlir::OpTrait::Elementwise>() || mlir::isa<ReshapeOp>(op))
     return true;
+  // Each row's gradient is written after the row's logits are read.
+  if (mlir::isa<CrossEntropyGradOp>(op))
+    return op->getOperand(0) == operand;
   if (!mlir::isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(
           op))
     return false;
@@ -106,6 +109,8 @@ PlanFigures checkPlan(mlir::func::FuncOp function) {
   struct Planned {
     mlir::OpResult value;
     int64_t offset, bytes, start, end;
+    // Filled right before its first use, as an operand of that op.
+    bool filled;
   };
   std::vector<Planned> planned;
   for (mlir::Operation &op : block) {
@@ -121,17 +126,30 @@ PlanFigures checkPlan(mlir::func::FuncOp function) {
     for (mlir::OpResult result : op.getResults()) {
       auto constant = mlir::dyn_cast<ConstantOp>(op);
       bool splat = constant && constant.getValue().isSplat();
+      // A splat constant gets a buffer when an op kernel (not a fusion)
+      // reads it and it is not returned; it is filled at its first use.
+      bool returned = false, readByOpKernel = false;
+      for (mlir::Operation *user : result.getUsers()) {
+        returned |= mlir::isa<mlir::func::ReturnOp>(user);
+        readByOpKernel |= !mlir::isa<FusionOp>(user);
+      }
+      bool plannedSplat = splat && readByOpKernel && !returned;
       int64_t offset = offsets[result.getResultNumber()];
-      EXPECT_EQ(offset >= 0, !splat) << op.getName().getStringRef().str();
+      EXPECT_EQ(offset >= 0, !splat || plannedSplat)
+          << op.getName().getStringRef().str();
       if (offset < 0)
         continue;
       int64_t bytes = bytesOf(result.getType());
       EXPECT_EQ(offset % kAlignment, 0);
       EXPECT_LE(offset + bytes, figures.arenaBytes);
+      int64_t start = plannedSplat ? INT64_MAX : index[&op];
       int64_t end = index[&op];
-      for (mlir::Operation *user : result.getUsers())
-        end = std::max(end, index[block.findAncestorOpInBlock(*user)]);
-      planned.push_back({result, offset, bytes, index[&op], end});
+      for (mlir::Operation *user : result.getUsers()) {
+        int64_t at = index[block.findAncestorOpInBlock(*user)];
+        start = std::min(start, at);
+        end = std::max(end, at);
+      }
+      planned.push_back({result, offset, bytes, start, end, plannedSplat});
       figures.temporaryBytes += bytes;
     }
   }
@@ -163,8 +181,12 @@ PlanFigures checkPlan(mlir::func::FuncOp function) {
        ++i) {
     int64_t live = 0, aligned = 0, largestPadding = 0;
     for (const Planned &value : planned)
+      // A value defined at i and never read still takes space at i; an
+      // operand dying at i (a filled splat first used there too) may give
+      // its bytes to a result of i.
       if (value.start <= i &&
-          (value.end > i || (value.end == value.start && value.start == i))) {
+          (value.end > i ||
+           (value.end == value.start && value.start == i && !value.filled))) {
         int64_t padded = llvm::alignTo(value.bytes, kAlignment);
         live += value.bytes;
         aligned += padded;
