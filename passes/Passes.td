@@ -592,11 +592,20 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
 
     Emitters, chosen per kernel (as XLA's):
     - Loop fusion: a grid-stride loop (256-thread blocks, at most 132 x 8
-      blocks) over the flattened result, 4 consecutive elements per
-      iteration when the element count allows. Inputs of the result's shape
-      and 32-bit results go through 16-byte `vector.load`/`vector.store`
-      (alignment 16: the arena and every device allocation are 256-byte
-      aligned and iterations start at multiples of 4 elements); broadcast
+      blocks) over the flattened result, a group of `width` consecutive
+      elements per iteration: 8 when every input and result is 16-bit, else
+      4, when the element count allows. 32- and 16-bit results go through
+      `vector.store`
+      (alignment `width` x element bytes, at most 16: the arena and every
+      device allocation are 256-byte aligned and groups start at multiples
+      of the width). An input is read by one `vector.load` per group (lane 0
+      loads, the others take their element) wherever the element walk
+      reaches it through index maps that keep the group consecutive and
+      aligned along the last dimension: the same shape, a transpose keeping
+      the last dimension, a slice of stride 1 starting at a multiple of the
+      width, a pad or a concat along the last dimension at multiples of it,
+      a reshape whose last extents are multiples of it, a broadcast along
+      the rows; its last extent must be a multiple of the width. Other
       inputs are read per element through the index map. Each element is
       computed by the elemental emitter shared with genesis-lower-cpu, in
       the element type; the multi-index is delinearised once per iteration
@@ -645,7 +654,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       per thread (consecutive A); partial tiles are bounds-checked around the
       memory accesses only, so every thread reaches the barrier. The 1-D
       grid enumerates (batch, A tile, B tile). If the last dimension stays,
-      a thread per result element copies through the index map.
+      a thread copies a group of up to 16 bytes of it (the widest power of
+      two of elements dividing its extent; 1 for 64-bit elements) through
+      the index map, one vector load and store.
     - slice, pad, concat, broadcast_in_dim, take (any element type) and iota
       outside fusions (a gather emitter): a grid-stride loop (256-thread
       blocks, at most 132 x 8) with a thread per result element, which

@@ -9,6 +9,7 @@
 #include "passes/Conversion/CudaEmitters.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
 
@@ -106,8 +107,8 @@ bool hasGpuTransposeKernel(Operation *op) {
 /// (coalesced) into a 32x33 shared tile, waits at a barrier, and writes 8
 /// rows of 32 consecutive A at a time (coalesced). The 1-D grid enumerates
 /// (batch, A tile, B tile). Otherwise the innermost dimension stays, and a
-/// thread per result element copies through the index map (reads of
-/// consecutive threads are consecutive within the innermost run).
+/// thread copies up to 16 bytes of it (the widest power of two of elements
+/// dividing the run) through the index map, as one vector load and store.
 FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
                                          OpBuilder &moduleBuilder) {
   auto transpose = cast<TransposeOp>(op);
@@ -142,15 +143,39 @@ FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
   Value out = flatten(b, loc, kernel.outputs[0]);
 
   if (!tiled) {
-    setLaunch(kernel, ceilDiv(n, kBlock), kBlock);
-    Value position = im.globalId(kBlock);
-    ifThen(b, loc, im.lt(position, im.c(n)), [&] {
+    // 16 bytes per thread where the innermost run allows it: the run is
+    // contiguous on both sides, so a group of `width` elements starting at
+    // a multiple of it stays in one run, aligned.
+    int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+    int64_t width = 1;
+    if (rank > 0 && element.isIntOrFloat() &&
+        element.getIntOrFloatBitWidth() % 8 == 0 && bytes <= 4)
+      for (int64_t w = 16 / bytes; w > 1; w /= 2)
+        if (shape.back() % w == 0) {
+          width = w;
+          break;
+        }
+    int64_t groups = n / width;
+    setLaunch(kernel, ceilDiv(groups, kBlock), kBlock);
+    Value group = im.globalId(kBlock);
+    ifThen(b, loc, im.lt(group, im.c(groups)), [&] {
+      Value position = im.mul(group, im.c(width));
       SmallVector<Value> index = im.delinearize(position, resultShape);
       Value offset = im.c(0);
       for (auto [i, j] : llvm::enumerate(index))
         offset = im.add(offset, im.mul(j, im.c(inStrides[perm[i]])));
-      Value x = memref::LoadOp::create(b, loc, in, offset);
-      memref::StoreOp::create(b, loc, x, out, position);
+      if (width == 1) {
+        Value x = memref::LoadOp::create(b, loc, in, offset);
+        memref::StoreOp::create(b, loc, x, out, position);
+        return;
+      }
+      auto vectorType = VectorType::get({width}, element);
+      llvm::Align alignment(width * bytes);
+      Value x =
+          vector::LoadOp::create(b, loc, vectorType, in, ValueRange{offset},
+                                 /*nontemporal=*/false, alignment);
+      vector::StoreOp::create(b, loc, x, out, ValueRange{position},
+                              /*nontemporal=*/false, alignment);
     });
     gpu::ReturnOp::create(b, loc);
     return kernel;

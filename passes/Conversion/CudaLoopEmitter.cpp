@@ -23,21 +23,38 @@ namespace genesis::cuda {
 
 namespace {
 
-/// Element types the loop emitter moves as vectors of 4: 32-bit values
-/// (16 bytes) and 16-bit floats (8 bytes).
+/// Element types the loop emitter moves as vectors: 32-bit values and
+/// 16-bit floats.
 bool isVectorElement(Type type) {
   return type.isIntOrFloat() &&
          (is32Bit(type) || isa<BFloat16Type, Float16Type>(type));
 }
 
+bool is16BitFloat(Type type) {
+  return isa<BFloat16Type, Float16Type>(getElementTypeOrSelf(type));
+}
+
+/// Elements per lane group: 8 when every input and result is a 16-bit
+/// float (16-byte vectors), else 4 (16 bytes of 32-bit values, 8 of 16-bit
+/// ones), 1 when the element count allows neither.
+int64_t laneWidthOf(FusionOp fusion, int64_t n) {
+  bool all16Bit = llvm::all_of(fusion.getInputs().getTypes(), is16BitFloat) &&
+                  llvm::all_of(fusion.getResultTypes(), is16BitFloat);
+  if (all16Bit && n % 8 == 0)
+    return 8;
+  return n % 4 == 0 ? 4 : 1;
+}
+
 } // namespace
 
 /// Loop fusion: a grid-stride loop over the elements, `width` consecutive
-/// elements per iteration. Inputs of the result's shape and a 32-bit type
-/// are read, and 32-bit results written, as one 16-byte vector per
-/// iteration; 16-bit ones (mixed precision's casts) as one 8-byte vector;
-/// broadcast inputs, and inputs read through data-movement ops, are read
-/// element by element through the index map.
+/// elements per iteration (8 when every tensor is 16-bit, else 4). Results
+/// are written as one vector per iteration; an input is read as one vector
+/// wherever the element walk reaches it through index maps that keep the
+/// lanes consecutive and aligned (the same shape; a transpose keeping the
+/// last dimension; a slice, pad or concat with edges at multiples of the
+/// width; a reshape whose last extents are multiples of it; a broadcast
+/// along the rows), else element by element.
 FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                                     OpBuilder &moduleBuilder) {
   Location loc = fusion.getLoc();
@@ -49,7 +66,7 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
       return fusion.emitError("genesis-lower-cuda: the results of a loop "
                               "fusion must share one shape");
   int64_t n = numel(shape);
-  int64_t width = n % 4 == 0 ? 4 : 1;
+  int64_t width = laneWidthOf(fusion, n);
   // Lanes differ only in the last index when the last extent is a multiple
   // of the width: one delinearisation per iteration.
   bool lastDimLanes = !shape.empty() && shape.back() % width == 0;
@@ -67,15 +84,21 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
   Value start = im.globalId(block);
   Value stride = im.c(grid * block);
   Block &body = fusion.getBody().front();
-  SmallVector<bool> vectorInput;
+  // Inputs that may be read as vectors: their last extent a multiple of
+  // the width, so that an aligned lane group starts at an aligned address.
   SmallVector<Value> flatInputs;
-  for (auto [i, input] : llvm::enumerate(kernel.inputs)) {
+  for (Value input : kernel.inputs) {
     auto type = cast<MemRefType>(input.getType());
-    bool vectorised = width > 1 && type.getShape() == shape &&
+    bool vectorised = width > 1 && lastDimLanes && type.getRank() > 0 &&
+                      type.getShape().back() % width == 0 &&
                       isVectorElement(type.getElementType());
-    vectorInput.push_back(vectorised);
     flatInputs.push_back(vectorised ? flatten(b, loc, input) : Value());
   }
+  auto vectorAlignment = [&](Type element) {
+    return llvm::Align(std::min<int64_t>(
+        16, width * static_cast<int64_t>(
+                        llvm::divideCeil(element.getIntOrFloatBitWidth(), 8))));
+  };
   SmallVector<Value> flatOutputs;
   for (Value output : kernel.outputs) {
     Type element = cast<MemRefType>(output.getType()).getElementType();
@@ -94,31 +117,37 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
         SmallVector<Value> baseIndex;
         if (lastDimLanes)
           baseIndex = im.delinearize(base, shape);
-        // The vector of each vectorised input, loaded on first use.
-        DenseMap<unsigned, SmallVector<Value>> lanes;
+        // Every lane walks the body alike, so the n-th vector read of lane 0
+        // is the n-th of every lane: lane 0 loads the vector, the others
+        // take their element of it.
+        SmallVector<SmallVector<Value>> vectors;
+        size_t vectorReads = 0;
         int64_t lane = 0;
-        SmallVector<Value> laneIndex;
         ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
-        emitter.argumentLoader = [&](BlockArgument argument,
-                                     ValueRange index) -> FailureOr<Value> {
+        emitter.laneWidth = lastDimLanes ? width : 1;
+        emitter.argumentLoader = [&](BlockArgument argument, ValueRange index,
+                                     bool contiguous) -> FailureOr<Value> {
           unsigned k = argument.getArgNumber();
-          // An input read through a transpose, slice, reshape, pad or
-          // concat is read at another index than the lane's: one element.
-          if (!vectorInput[k] || !llvm::equal(index, laneIndex))
+          if (!contiguous || !flatInputs[k])
             return memref::LoadOp::create(b, loc, kernel.inputs[k], index)
                 .getResult();
-          auto &loaded = lanes[k];
-          if (loaded.empty()) {
-            Type element =
-                cast<MemRefType>(kernel.inputs[k].getType()).getElementType();
+          size_t read = vectorReads++;
+          if (lane == 0) {
+            auto type = cast<MemRefType>(kernel.inputs[k].getType());
+            Type element = type.getElementType();
+            Value linear = im.c(0);
+            for (auto [i, extent] : llvm::zip(index, type.getShape()))
+              linear = im.add(im.mul(linear, im.c(extent)), i);
             Value vector = vector::LoadOp::create(
                 b, loc, VectorType::get({width}, element), flatInputs[k],
-                ValueRange{base}, /*nontemporal=*/false, llvm::Align(16));
+                ValueRange{linear}, /*nontemporal=*/false,
+                vectorAlignment(element));
+            SmallVector<Value> &loaded = vectors.emplace_back();
             for (int64_t l = 0; l < width; ++l)
               loaded.push_back(vector::ExtractOp::create(b, loc, vector,
                                                          ArrayRef<int64_t>{l}));
           }
-          return loaded[lane];
+          return vectors[read][lane];
         };
         SmallVector<SmallVector<Value>> results(kernel.outputs.size());
         SmallVector<SmallVector<Value>> laneIndices;
@@ -132,7 +161,7 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
             index =
                 im.delinearize(lane ? im.add(base, im.c(lane)) : base, shape);
           }
-          laneIndex = index;
+          vectorReads = 0;
           emitter.beginElement(index);
           for (auto [r, value] : llvm::enumerate(yield.getValues())) {
             FailureOr<Value> scalar = emitter.at(value, index);
@@ -151,8 +180,9 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                 b, loc, VectorType::get({width}, results[r][0].getType()),
                 results[r]);
             vector::StoreOp::create(b, loc, vector, flatOutputs[r],
-                                    ValueRange{base}, /*nontemporal=*/false,
-                                    llvm::Align(16));
+                                    ValueRange{base},
+                                    /*nontemporal=*/false,
+                                    vectorAlignment(results[r][0].getType()));
             continue;
           }
           for (int64_t l = 0; l < width; ++l)

@@ -67,8 +67,17 @@ public:
       : b(builder), loc(loc), inputs(inputs), pass(pass) {}
 
   /// Replaces the load of a block argument's element (the GPU loop emitter
-  /// feeds lanes of a vector load).
-  std::function<FailureOr<Value>(BlockArgument, ValueRange)> argumentLoader;
+  /// feeds lanes of a vector load). `contiguous`: the element walk reached
+  /// the argument through index maps that keep the lanes of `laneWidth`
+  /// consecutive elements of the last dimension consecutive and aligned to
+  /// the width in the argument's last dimension (see `contiguous`).
+  std::function<FailureOr<Value>(BlockArgument, ValueRange, bool contiguous)>
+      argumentLoader;
+
+  /// Lanes of this many consecutive elements along the last dimension, the
+  /// first at a multiple of it, whose walks the loop emitter vectorises; 1:
+  /// no lanes.
+  int64_t laneWidth = 1;
 
   /// Scalars given for body values instead of computing them (the GPU row
   /// epilogue emitter gives a row's reduced value), at every index.
@@ -101,6 +110,7 @@ public:
   void beginElement(ValueRange index) {
     memo.clear();
     loopIndex.assign(index.begin(), index.end());
+    contiguous = laneWidth > 1;
   }
 
 private:
@@ -173,7 +183,7 @@ private:
       return scalar;
     if (auto argument = dyn_cast<BlockArgument>(value)) {
       if (argumentLoader)
-        return argumentLoader(argument, index);
+        return argumentLoader(argument, index, contiguous);
       return memref::LoadOp::create(b, loc, inputs[argument.getArgNumber()],
                                     index)
           .getResult();
@@ -200,18 +210,29 @@ private:
     }
     if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
       RankedTensorType from = broadcast.getOperand().getType();
+      ArrayRef<int64_t> dims = broadcast.getBroadcastDimensions();
       SmallVector<Value> mapped;
-      for (auto [i, dim] : llvm::enumerate(broadcast.getBroadcastDimensions()))
+      for (auto [i, dim] : llvm::enumerate(dims))
         mapped.push_back(
             from.getDimSize(i) == 1
                 ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
                 : index[dim]);
-      return at(broadcast.getOperand(), mapped);
+      // The lanes stay consecutive when the operand's last dimension is the
+      // result's, not broadcast (a bias along the rows).
+      int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+      bool lanesKept = !dims.empty() && dims.back() == rank - 1 &&
+                       from.getShape().back() != 1;
+      return atKeepingLanes(broadcast.getOperand(), mapped, lanesKept);
     }
     if (isDataMovement(op))
       return move(op, index);
-    if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op))
-      return reductionOfOne(op, index);
+    if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op)) {
+      bool saved = contiguous;
+      contiguous = false;
+      FailureOr<Value> scalar = reductionOfOne(op, index);
+      contiguous = saved;
+      return scalar;
+    }
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
       FailureOr<Value> scalar = at(operand, index);
@@ -480,6 +501,17 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
 
+  /// `at(value, index)` through an index map that keeps the lanes
+  /// consecutive and aligned (`lanesKept`) or not.
+  FailureOr<Value> atKeepingLanes(Value value, ValueRange index,
+                                  bool lanesKept) {
+    bool saved = contiguous;
+    contiguous = contiguous && lanesKept;
+    FailureOr<Value> scalar = at(value, index);
+    contiguous = saved;
+    return scalar;
+  }
+
   /// Whether `i` lies in [begin, end).
   Value inRange(Value i, int64_t begin, int64_t end) {
     Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i,
@@ -498,10 +530,14 @@ private:
       return cast<RankedTensorType>(v.getType()).getShape();
     };
     if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
       SmallVector<Value> mapped(index.size());
-      for (auto [i, dim] : llvm::enumerate(transpose.getPermutation()))
+      for (auto [i, dim] : llvm::enumerate(permutation))
         mapped[dim] = index[i];
-      return at(transpose.getOperand(), mapped);
+      bool lanesKept =
+          !permutation.empty() &&
+          permutation.back() == static_cast<int64_t>(permutation.size()) - 1;
+      return atKeepingLanes(transpose.getOperand(), mapped, lanesKept);
     }
     if (auto slice = dyn_cast<SliceOp>(op)) {
       SmallVector<Value> mapped;
@@ -514,7 +550,9 @@ private:
           v = arith::AddIOp::create(b, loc, v, indexConstant(start));
         mapped.push_back(v);
       }
-      return at(slice.getOperand(), mapped);
+      bool lanesKept = !index.empty() && slice.getStride().back() == 1 &&
+                       slice.getStart().back() % laneWidth == 0;
+      return atKeepingLanes(slice.getOperand(), mapped, lanesKept);
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       ArrayRef<int64_t> to = shapeOf(reshape.getResult());
@@ -533,7 +571,10 @@ private:
         if (d > 0)
           linear = arith::DivUIOp::create(b, loc, linear, extent);
       }
-      return at(reshape.getOperand(), mapped);
+      bool lanesKept = !from.empty() && !to.empty() &&
+                       from.back() % laneWidth == 0 &&
+                       to.back() % laneWidth == 0;
+      return atKeepingLanes(reshape.getOperand(), mapped, lanesKept);
     }
     Type element =
         cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
@@ -568,7 +609,14 @@ private:
       }
       for (Value &m : mapped)
         m = arith::SelectOp::create(b, loc, inside, m, indexConstant(0));
-      FailureOr<Value> value = at(pad.getOperand(), mapped);
+      // Aligned edges along the last dimension: the lanes are all inside or
+      // all outside, and read consecutive elements.
+      int64_t last = static_cast<int64_t>(operandShape.size()) - 1;
+      bool lanesKept = last >= 0 && pad.getInterior()[last] == 0 &&
+                       pad.getLow()[last] % laneWidth == 0 &&
+                       operandShape[last] % laneWidth == 0;
+      FailureOr<Value> value =
+          atKeepingLanes(pad.getOperand(), mapped, lanesKept);
       if (failed(value))
         return failure();
       return arith::SelectOp::create(b, loc, inside, *value, zero).getResult();
@@ -589,7 +637,10 @@ private:
                                         .getResult();
       mapped[dim] =
           arith::SelectOp::create(b, loc, ok, shifted, indexConstant(0));
-      FailureOr<Value> value = at(input, mapped);
+      bool lastDim = dim == static_cast<int64_t>(index.size()) - 1;
+      bool lanesKept =
+          !lastDim || (offset % laneWidth == 0 && n % laneWidth == 0);
+      FailureOr<Value> value = atKeepingLanes(input, mapped, lanesKept);
       if (failed(value))
         return failure();
       result =
@@ -669,6 +720,9 @@ private:
   ArrayRef<Value> inputs;
   std::string pass;
   llvm::DenseMap<Value, Value> memo;
+  /// Whether the walk to the value at hand kept the lanes consecutive (see
+  /// argumentLoader).
+  bool contiguous = false;
   SmallVector<Value> loopIndex;
 };
 

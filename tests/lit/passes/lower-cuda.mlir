@@ -4,7 +4,7 @@
 
 // A loop fusion: a grid-stride loop, 4 elements per iteration; the input of
 // the result's shape is read, and the result written, as one 16-byte vector;
-// the broadcast input is read per element.
+// so is the bias broadcast along the rows (its 4 lanes are consecutive).
 // CHECK-LABEL: func.func @f(
 // CHECK: genesis.fusion %{{.+}}, %{{.+}} {genesis.kernel = @f_fusion0, genesis.launch = #genesis.launch<grid = [8, 1, 1], block = [256, 1, 1], shared = 0>}
 // CHECK: gpu.module @genesis_kernels
@@ -13,7 +13,7 @@
 // CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[A]]
 // CHECK: scf.for
 // CHECK: vector.load %[[FLAT]][%{{.+}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
-// CHECK: memref.load %[[B]]
+// CHECK: vector.load %[[B]][%{{.+}}] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
 // CHECK: math.tanh
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
 func.func @f(%a: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {
@@ -95,11 +95,11 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
 // A transpose moving the innermost dimension: 32x32 tiles of (40, 70) of
 // each of the 2 batch indices through a 32x33 shared tile (flat, 1056
 // elements), a barrier between the coalesced reads and writes; a 1-D grid
-// of 2 x 3 x 2 tiles. A transpose keeping the innermost dimension copies a
-// thread per element.
+// of 2 x 3 x 2 tiles. A transpose keeping the innermost dimension (16 f32)
+// copies 16 bytes per thread: 240 threads, one block.
 // CHECK-LABEL: func.func @transpose(
 // CHECK: genesis.transpose %{{.+}}, [0, 2, 1] {genesis.kernel = @transpose_transpose0, genesis.launch = #genesis.launch<grid = [12, 1, 1], block = [256, 1, 1], shared = 0>}
-// CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [256, 1, 1], shared = 0>}
+// CHECK: genesis.transpose %{{.+}}, [0, 2, 1, 3] {genesis.kernel = @transpose_transpose1, genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [256, 1, 1], shared = 0>}
 // CHECK: gpu.func @transpose_transpose0(%{{.+}}: memref<2x40x70xf32>, %{{.+}}: memref<2x70x40xf32>) workgroup(%[[TILE:.+]] : memref<1056xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-COUNT-4: memref.store %{{.+}}, %[[TILE]]
@@ -107,6 +107,8 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
 // CHECK-COUNT-4: memref.load %[[TILE]]
 // CHECK: gpu.func @transpose_transpose1(
 // CHECK-NOT: gpu.barrier
+// CHECK: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<960xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<960xf32>, vector<4xf32>
 // CHECK: gpu.return
 func.func @transpose(%a: tensor<2x40x70xf32>, %b: tensor<2x5x6x16xf32>) -> (tensor<2x70x40xf32>, tensor<2x6x5x16xf32>) {
   %0 = genesis.transpose %a, [0, 2, 1] : tensor<2x40x70xf32>
@@ -330,4 +332,39 @@ func.func @wide_loss_grad(%x: tensor<4x2048xbf16>, %l: tensor<4xi64>, %g: tensor
 func.func @rows(%x: tensor<12x40xf64>) -> tensor<12x40xf64> {
   %0 = genesis.softmax %x dim 1 : tensor<12x40xf64>
   return %0 : tensor<12x40xf64>
+}
+
+// -----
+
+// A 16-bit loop fusion: 8 elements (16 bytes) per iteration. The transposed
+// input keeps its last dimension, so its 8 lanes are consecutive: one vector
+// load. The pad at offset 64 (a multiple of 8) also; the one at offset 3
+// reads per element.
+// CHECK-LABEL: func.func @moves16(
+// CHECK: gpu.func @moves16_fusion0(%[[T:[a-z0-9]+]]: memref<2x3x16x64xbf16>, %[[OUT:[a-z0-9]+]]: memref<2x16x3x64xbf16>) kernel
+// CHECK: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<6144xbf16>, vector<8xbf16>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<6144xbf16>, vector<8xbf16>
+// CHECK: gpu.func @moves16_fusion1(%[[P:[a-z0-9]+]]: memref<4x64xbf16>, %{{.+}}: memref<4x128xbf16>) kernel
+// CHECK: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<256xbf16>, vector<8xbf16>
+// CHECK: gpu.func @moves16_fusion2(
+// CHECK-NOT: vector.load
+// CHECK: memref.load
+// CHECK: gpu.return
+func.func @moves16(%a: tensor<2x3x16x64xbf16>, %p: tensor<4x64xbf16>, %q: tensor<4x61xbf16>) -> (tensor<2x16x3x64xbf16>, tensor<4x128xbf16>, tensor<4x64xbf16>) {
+  %t = genesis.fusion %a : (tensor<2x3x16x64xbf16>) -> tensor<2x16x3x64xbf16> {
+  ^bb0(%x: tensor<2x3x16x64xbf16>):
+    %0 = genesis.transpose %x, [0, 2, 1, 3] : tensor<2x3x16x64xbf16>
+    genesis.yield %0 : tensor<2x16x3x64xbf16>
+  }
+  %aligned = genesis.fusion %p : (tensor<4x64xbf16>) -> tensor<4x128xbf16> {
+  ^bb0(%x: tensor<4x64xbf16>):
+    %0 = genesis.pad %x low [0, 64] high [0, 0] interior [0, 0] : tensor<4x64xbf16>
+    genesis.yield %0 : tensor<4x128xbf16>
+  }
+  %unaligned = genesis.fusion %q : (tensor<4x61xbf16>) -> tensor<4x64xbf16> {
+  ^bb0(%x: tensor<4x61xbf16>):
+    %0 = genesis.pad %x low [0, 3] high [0, 0] interior [0, 0] : tensor<4x61xbf16>
+    genesis.yield %0 : tensor<4x64xbf16>
+  }
+  return %t, %aligned, %unaligned : tensor<2x16x3x64xbf16>, tensor<4x128xbf16>, tensor<4x64xbf16>
 }

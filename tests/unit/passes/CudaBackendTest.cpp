@@ -313,16 +313,67 @@ TEST(CudaBackend, ColumnReductionsInTwoStages) {
                    kSumOf2400);
 }
 
+TEST(CudaBackend, VectorisedDataMovement) {
+  // Loop fusions read inputs as vectors through index maps that keep lane
+  // groups consecutive (8 16-bit or 4 32-bit elements): a transpose keeping
+  // the last dimension, slices, pads and a concat at aligned and unaligned
+  // offsets, a reshape, a row broadcast. Data movement is exact; the f32
+  // sums round once.
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%a: tensor<2x3x16x64xbf16>, %b: tensor<2x16x200xbf16>, %c: tensor<2x16x64xbf16>, %x: tensor<6x40xf32>, %bias: tensor<40xf32>)
+        -> (tensor<2x16x3x64xbf16>, tensor<2x16x192xbf16>, tensor<2x16x2x32xbf16>, tensor<2x16x8xbf16>, tensor<40x6xf32>, tensor<6x40xf32>) {
+      %t = genesis.transpose %a, [0, 2, 1, 3] : tensor<2x3x16x64xbf16>
+      %s1 = genesis.slice %b start [0, 0, 0] limit [2, 16, 64] stride [1, 1, 1] : tensor<2x16x200xbf16>
+      %s2 = genesis.slice %b start [0, 0, 72] limit [2, 16, 136] stride [1, 1, 1] : tensor<2x16x200xbf16>
+      %s3 = genesis.slice %b start [0, 0, 133] limit [2, 16, 197] stride [1, 1, 1] : tensor<2x16x200xbf16>
+      %p1 = genesis.pad %s1 low [0, 0, 0] high [0, 0, 128] interior [0, 0, 0] : tensor<2x16x64xbf16>
+      %p2 = genesis.pad %s2 low [0, 0, 64] high [0, 0, 64] interior [0, 0, 0] : tensor<2x16x64xbf16>
+      %p3 = genesis.pad %s3 low [0, 0, 128] high [0, 0, 0] interior [0, 0, 0] : tensor<2x16x64xbf16>
+      %w1 = genesis.cast %p1 : tensor<2x16x192xbf16> to tensor<2x16x192xf32>
+      %w2 = genesis.cast %p2 : tensor<2x16x192xbf16> to tensor<2x16x192xf32>
+      %w3 = genesis.cast %p3 : tensor<2x16x192xbf16> to tensor<2x16x192xf32>
+      %sum = genesis.add %w1, %w2 : tensor<2x16x192xf32>
+      %sum2 = genesis.add %sum, %w3 : tensor<2x16x192xf32>
+      %joined = genesis.cast %sum2 : tensor<2x16x192xf32> to tensor<2x16x192xbf16>
+      %r = genesis.reshape %c : tensor<2x16x64xbf16> -> tensor<2x16x2x32xbf16>
+      %u = genesis.slice %b start [0, 0, 3] limit [2, 16, 7] stride [1, 1, 1] : tensor<2x16x200xbf16>
+      %cat = genesis.concat %u, %u dim 2 : tensor<2x16x4xbf16>, tensor<2x16x4xbf16>
+      %xt = genesis.transpose %x, [1, 0] : tensor<6x40xf32>
+      %bb = genesis.broadcast_in_dim %bias, [1] : tensor<40xf32> -> tensor<6x40xf32>
+      %y = genesis.add %x, %bb : tensor<6x40xf32>
+      return %t, %joined, %r, %cat, %xt, %y : tensor<2x16x3x64xbf16>, tensor<2x16x192xbf16>, tensor<2x16x2x32xbf16>, tensor<2x16x8xbf16>, tensor<40x6xf32>, tensor<6x40xf32>
+    })"),
+                   kF32);
+}
+
+TEST(CudaBackend, TransposesKeepingTheLastDimension) {
+  // Transpose op kernels whose innermost dimension stays copy up to 16
+  // bytes per thread: 8 bf16, 4 f32, 2 f32 (a run of 6), 4 i32, 1 i64.
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%a: tensor<2x3x16x64xbf16>, %b: tensor<4x5x2x8xf32>, %c: tensor<3x4x6xf32>, %d: tensor<5x3x12xi32>, %e: tensor<2x3x4xi64>)
+        -> (tensor<2x16x3x64xbf16>, tensor<2x4x5x8xf32>, tensor<4x3x6xf32>, tensor<3x5x12xi32>, tensor<3x2x4xi64>) {
+      %0 = genesis.transpose %a, [0, 2, 1, 3] : tensor<2x3x16x64xbf16>
+      %1 = genesis.transpose %b, [2, 0, 1, 3] : tensor<4x5x2x8xf32>
+      %2 = genesis.transpose %c, [1, 0, 2] : tensor<3x4x6xf32>
+      %3 = genesis.transpose %d, [1, 0, 2] : tensor<5x3x12xi32>
+      %4 = genesis.transpose %e, [1, 0, 2] : tensor<2x3x4xi64>
+      return %0, %1, %2, %3, %4 : tensor<2x16x3x64xbf16>, tensor<2x4x5x8xf32>, tensor<4x3x6xf32>, tensor<3x5x12xi32>, tensor<3x2x4xi64>
+    })"),
+                   0.0);
+}
+
 TEST(CudaBackend, RecomputedActivations) {
   // genesis-remat under a budget one byte below what the plan needs: the
   // GELU output %g, read again by the last GEMM after the [512, 512] peak,
-  // is recomputed from %h there (a kernel f_remat<N>); the results are the
-  // evaluator's within f32 rounding (a maximum, not a sum, over the peak's
-  // GEMM: a sum's cancellation would measure summation order instead).
+  // is recomputed from %h there (a kernel f_remat<N>). Budget 1e-4: GELU
+  // in f32 loses digits in 1 + tanh for negative inputs (the evaluator
+  // rounds an f64 GELU once), and the last GEMM's sums of 64 products of
+  // either sign cancel; measured 5.0e-5 on the H100 (1.0e-3 when %h summed
+  // 128 products, so larger inputs).
   const char *ir = R"(
-    func.func @f(%x: tensor<64x128xf32>, %w: tensor<128x256xf32>, %p: tensor<512x512xf32>, %q: tensor<512x512xf32>)
+    func.func @f(%x: tensor<64x16xf32>, %w: tensor<16x256xf32>, %p: tensor<512x512xf32>, %q: tensor<512x512xf32>)
         -> (tensor<512xf32>, tensor<256x256xf32>) {
-      %h = genesis.matmul %x, %w : tensor<64x128xf32>, tensor<128x256xf32>
+      %h = genesis.matmul %x, %w : tensor<64x16xf32>, tensor<16x256xf32>
       %g = genesis.gelu %h approximate = tanh : tensor<64x256xf32>
       %big = genesis.matmul %p, %q : tensor<512x512xf32>, tensor<512x512xf32>
       %s = genesis.reduce_max %big dims [0] : tensor<512x512xf32>
@@ -339,10 +390,11 @@ TEST(CudaBackend, RecomputedActivations) {
   auto function = module->lookupSymbol<mlir::func::FuncOp>("f");
   mlir::FailureOr<MemoryPlan> planned = planMemory(function, 256);
   ASSERT_TRUE(mlir::succeeded(planned));
-  int64_t arguments = (64 * 128 + 128 * 256 + 2 * 512 * 512) * 4;
-  EXPECT_ON_DEVICE(
-      deviceError(ir, 1, {}, {}, "", 0, arguments + planned->arenaBytes - 1),
-      kF32);
+  int64_t arguments = (64 * 16 + 16 * 256 + 2 * 512 * 512) * 4;
+  constexpr double kGeluThenSums = 1e-4;
+  EXPECT_ON_DEVICE(deviceError(ir, 1, {}, {}, "", kGeluThenSums,
+                               arguments + planned->arenaBytes - 1),
+                   kGeluThenSums);
 }
 
 TEST(CudaBackend, MatmulsThroughCublasLt) {
