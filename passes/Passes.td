@@ -621,7 +621,12 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
     - Reduction fusion with the reduced dimensions before the kept ones (a
       column reduction): 32 columns per block, the rows split across 8 (or
       32) warps, partial results combined in a fixed order through shared
-      memory, so the result is deterministic.
+      memory, so the result is deterministic. When tiles of 128 columns
+      still give every SM a block (and the columns, the last extent and
+      every input and result are 16- or 32-bit and multiples of 4), each
+      thread takes 4 consecutive columns: its inputs, where the element walk
+      keeps the 4 consecutive, and its side results move as one vector per
+      row (GELU's backward: 0.181 -> 0.137 ms a layer in GPT-2).
     - Other reductions: a thread per kept element.
     - Row fusions (passes/Analysis/RowFusion.h: f32 sums or maxima over
       the last dimension of one row shape [rows..., C], values computed from

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace genesis::cuda {
@@ -25,6 +26,7 @@ namespace genesis::cuda {
 namespace arith = mlir::arith;
 namespace gpu = mlir::gpu;
 namespace memref = mlir::memref;
+namespace vector = mlir::vector;
 namespace LLVM = mlir::LLVM;
 using mlir::ArrayRef;
 using mlir::Block;
@@ -47,6 +49,8 @@ using mlir::StringRef;
 using mlir::Type;
 using mlir::TypeRange;
 using mlir::Value;
+using mlir::ValueRange;
+using mlir::VectorType;
 
 inline constexpr int64_t kWarp = 32;
 /// The streaming multiprocessors of an H100 SXM.
@@ -182,6 +186,79 @@ inline Value flatten(OpBuilder &b, Location loc, Value memref) {
 }
 
 inline bool is32Bit(Type type) { return type.getIntOrFloatBitWidth() == 32; }
+
+/// The alignment of a vector of `width` elements of `element` that starts
+/// at a multiple of `width` in a 256-byte aligned buffer (at most 16).
+inline llvm::Align laneAlignment(Type element, int64_t width) {
+  return llvm::Align(
+      std::min<int64_t>(16, width * static_cast<int64_t>(llvm::divideCeil(
+                                        element.getIntOrFloatBitWidth(), 8))));
+}
+
+/// The row-major position of `index` in `memref`.
+inline Value linearIndex(OpBuilder &b, Location loc, Value memref,
+                         ValueRange index) {
+  IndexMath im{b, loc};
+  Value linear = im.c(0);
+  for (auto [i, extent] :
+       llvm::zip(index, cast<MemRefType>(memref.getType()).getShape()))
+    linear = im.add(im.mul(linear, im.c(extent)), i);
+  return linear;
+}
+
+/// The elements [index, index + width) along the last dimension of
+/// `memref` (`flat` its 1-D view), loaded as one vector: a lane group whose
+/// element walk kept its lanes consecutive (ElementEmitter::laneWidth).
+inline SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value memref,
+                                    Value flat, ValueRange index,
+                                    int64_t width) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value linear = linearIndex(b, loc, memref, index);
+  Type element = type.getElementType();
+  Value vector = vector::LoadOp::create(
+      b, loc, VectorType::get({width}, element), flat, ValueRange{linear},
+      /*nontemporal=*/false, laneAlignment(element, width));
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < width; ++l)
+    lanes.push_back(
+        vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l}));
+  return lanes;
+}
+
+/// Lane-group reads for the elemental emitter (ElementEmitter::laneWidth):
+/// every lane of a group walks the body alike, so the n-th contiguous read
+/// of lane 0 is the n-th of every lane; lane 0 loads it as one vector and
+/// lane l takes element l. Other reads load one element.
+struct LaneLoads {
+  /// `flat[k]`: input k's 1-D view where it may be read as vectors, else
+  /// null.
+  LaneLoads(ArrayRef<Value> inputs, ArrayRef<Value> flat, int64_t width)
+      : inputs(inputs), flat(flat), width(width) {}
+
+  SmallVector<Value> inputs, flat;
+  int64_t width = 1;
+  SmallVector<SmallVector<Value>> vectors;
+  size_t reads = 0;
+  int64_t lane = 0;
+
+  /// Starts lane `l` of a group (lane 0 starts a new group).
+  void beginLane(int64_t l) {
+    lane = l;
+    reads = 0;
+    if (l == 0)
+      vectors.clear();
+  }
+
+  FailureOr<Value> load(OpBuilder &b, Location loc, unsigned k,
+                        ValueRange index, bool contiguous) {
+    if (!contiguous || !flat[k])
+      return memref::LoadOp::create(b, loc, inputs[k], index).getResult();
+    size_t read = reads++;
+    if (lane == 0)
+      vectors.push_back(loadLanes(b, loc, inputs[k], flat[k], index, width));
+    return vectors[read][lane];
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Warp and block reductions (CudaBlockReductions.cpp)

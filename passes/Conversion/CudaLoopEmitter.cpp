@@ -94,11 +94,6 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                       isVectorElement(type.getElementType());
     flatInputs.push_back(vectorised ? flatten(b, loc, input) : Value());
   }
-  auto vectorAlignment = [&](Type element) {
-    return llvm::Align(std::min<int64_t>(
-        16, width * static_cast<int64_t>(
-                        llvm::divideCeil(element.getIntOrFloatBitWidth(), 8))));
-  };
   SmallVector<Value> flatOutputs;
   for (Value output : kernel.outputs) {
     Type element = cast<MemRefType>(output.getType()).getElementType();
@@ -120,38 +115,16 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
         // Every lane walks the body alike, so the n-th vector read of lane 0
         // is the n-th of every lane: lane 0 loads the vector, the others
         // take their element of it.
-        SmallVector<SmallVector<Value>> vectors;
-        size_t vectorReads = 0;
-        int64_t lane = 0;
+        LaneLoads lanes(kernel.inputs, flatInputs, width);
         ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
         emitter.laneWidth = lastDimLanes ? width : 1;
         emitter.argumentLoader = [&](BlockArgument argument, ValueRange index,
-                                     bool contiguous) -> FailureOr<Value> {
-          unsigned k = argument.getArgNumber();
-          if (!contiguous || !flatInputs[k])
-            return memref::LoadOp::create(b, loc, kernel.inputs[k], index)
-                .getResult();
-          size_t read = vectorReads++;
-          if (lane == 0) {
-            auto type = cast<MemRefType>(kernel.inputs[k].getType());
-            Type element = type.getElementType();
-            Value linear = im.c(0);
-            for (auto [i, extent] : llvm::zip(index, type.getShape()))
-              linear = im.add(im.mul(linear, im.c(extent)), i);
-            Value vector = vector::LoadOp::create(
-                b, loc, VectorType::get({width}, element), flatInputs[k],
-                ValueRange{linear}, /*nontemporal=*/false,
-                vectorAlignment(element));
-            SmallVector<Value> &loaded = vectors.emplace_back();
-            for (int64_t l = 0; l < width; ++l)
-              loaded.push_back(vector::ExtractOp::create(b, loc, vector,
-                                                         ArrayRef<int64_t>{l}));
-          }
-          return vectors[read][lane];
+                                     bool contiguous) {
+          return lanes.load(b, loc, argument.getArgNumber(), index, contiguous);
         };
         SmallVector<SmallVector<Value>> results(kernel.outputs.size());
         SmallVector<SmallVector<Value>> laneIndices;
-        for (lane = 0; lane < width; ++lane) {
+        for (int64_t lane = 0; lane < width; ++lane) {
           SmallVector<Value> index;
           if (lastDimLanes) {
             index = baseIndex;
@@ -161,7 +134,7 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
             index =
                 im.delinearize(lane ? im.add(base, im.c(lane)) : base, shape);
           }
-          vectorReads = 0;
+          lanes.beginLane(lane);
           emitter.beginElement(index);
           for (auto [r, value] : llvm::enumerate(yield.getValues())) {
             FailureOr<Value> scalar = emitter.at(value, index);
@@ -179,10 +152,10 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
             Value vector = vector::FromElementsOp::create(
                 b, loc, VectorType::get({width}, results[r][0].getType()),
                 results[r]);
-            vector::StoreOp::create(b, loc, vector, flatOutputs[r],
-                                    ValueRange{base},
-                                    /*nontemporal=*/false,
-                                    vectorAlignment(results[r][0].getType()));
+            vector::StoreOp::create(
+                b, loc, vector, flatOutputs[r], ValueRange{base},
+                /*nontemporal=*/false,
+                laneAlignment(results[r][0].getType(), width));
             continue;
           }
           for (int64_t l = 0; l < width; ++l)

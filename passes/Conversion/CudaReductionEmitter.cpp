@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -145,6 +146,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   // columns, 24 blocks, over 16384 rows), tiles of 8 columns (one 32-byte
   // sector of f32 per row) and 128 row groups: 4x the blocks.
   int64_t block = 256, rowsPerBlock = 1, rowGroups = 1, tile = kWarp;
+  // Column: consecutive columns per thread, read and stored as one vector
+  // per input and side result wherever the element walk keeps them
+  // consecutive (ElementEmitter::laneWidth).
+  int64_t lanes = 1;
   bool blockPerRow = false;
   SmallVector<Type> workgroup;
   if (kind == Kind::Row) {
@@ -156,7 +161,21 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       rowsPerBlock = block / kWarp;
     }
   } else if (kind == Kind::Column) {
-    int64_t tiles = outerCount * ceilDiv(columnCount, kWarp);
+    constexpr int64_t kColumnLanes = 4;
+    auto vectorFriendly = [](Type type) {
+      Type element = getElementTypeOrSelf(type);
+      return element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 16 ||
+                                        element.getIntOrFloatBitWidth() == 32);
+    };
+    bool lanesFit =
+        operandType.getShape().back() % kColumnLanes == 0 &&
+        columnCount % kColumnLanes == 0 &&
+        llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
+        llvm::all_of(fusion.getResultTypes(), vectorFriendly);
+    if (lanesFit &&
+        outerCount * ceilDiv(columnCount, kWarp * kColumnLanes) >= kSmCount)
+      lanes = kColumnLanes;
+    int64_t tiles = outerCount * ceilDiv(columnCount, kWarp * lanes);
     bool fewTiles = tiles < kSmCount && reducedCount >= 4096;
     tile = fewTiles ? 8 : kWarp;
     rowGroups = fewTiles ? 128 : 8;
@@ -165,7 +184,7 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
              tiles * kWarp * rowGroups * 2 <= kSmCount * kThreadsPerSm)
         rowGroups *= 2;
     block = tile * rowGroups;
-    workgroup.push_back(workgroupBuffer(context, block, element));
+    workgroup.push_back(workgroupBuffer(context, block * lanes, element));
   }
   GpuKernel kernel =
       createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
@@ -173,6 +192,22 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
+  emitter.laneWidth = lanes;
+  SmallVector<Value> flatInputs;
+  for (Value input : kernel.inputs) {
+    auto type = cast<MemRefType>(input.getType());
+    bool vectorised = lanes > 1 && type.getRank() > 0 &&
+                      type.getShape().back() % lanes == 0 &&
+                      type.getElementType().isIntOrFloat() &&
+                      type.getElementType().getIntOrFloatBitWidth() >= 16;
+    flatInputs.push_back(vectorised ? flatten(b, loc, input) : Value());
+  }
+  LaneLoads laneLoads(kernel.inputs, flatInputs, lanes);
+  if (lanes > 1)
+    emitter.argumentLoader = [&](BlockArgument argument, ValueRange index,
+                                 bool contiguous) {
+      return laneLoads.load(b, loc, argument.getArgNumber(), index, contiguous);
+    };
   Value output;
   SmallVector<std::pair<Value, Value>> sides; // (body value, output memref)
   for (auto [value, memref] : llvm::zip(yield.getValues(), kernel.outputs)) {
@@ -184,6 +219,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   // Lanes past the kept range (column kind) visit a clamped element again
   // and must not store it.
   Value sideValid;
+  // The column kind's lanes return their side results to be stored as one
+  // vector.
+  bool collectSides = false;
+  SmallVector<Value> collectedSides;
   LogicalResult status = success();
   auto valueAt = [&](ValueRange keptIndex, ValueRange reducedIndex) -> Value {
     SmallVector<Value> full =
@@ -206,7 +245,9 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       for (auto [scalar, side] : llvm::zip(sideScalars, sides))
         memref::StoreOp::create(b, loc, scalar, side.second, full);
     };
-    if (!sideValid) {
+    if (collectSides) {
+      collectedSides = sideScalars;
+    } else if (!sideValid) {
       storeSides();
     } else if (!sides.empty()) {
       auto branch = scf::IfOp::create(b, loc, sideValid, /*withElse=*/false);
@@ -277,24 +318,88 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                     [&] { store(total, keptIndex); });
            });
   } else if (kind == Kind::Column) {
-    int64_t tilesPerOuter = ceilDiv(columnCount, tile);
+    int64_t tileColumns = tile * lanes;
+    int64_t tilesPerOuter = ceilDiv(columnCount, tileColumns);
     setLaunch(kernel, outerCount * tilesPerOuter, block);
     Value thread = im.threadId();
     Value lane = im.rem(thread, tile), group = im.div(thread, tile);
     Value outer = im.div(im.blockId(), tilesPerOuter);
     Value column =
-        im.add(im.mul(im.rem(im.blockId(), tilesPerOuter), im.c(tile)), lane);
+        im.add(im.mul(im.rem(im.blockId(), tilesPerOuter), im.c(tileColumns)),
+               im.mul(lane, im.c(lanes)));
+    // columnCount is a multiple of the lanes: a group is wholly in range or
+    // out of it. Out-of-range threads clamp to column 0 and contribute
+    // nothing: every thread must reach the barrier.
     Value inRange = im.lt(column, im.c(columnCount));
-    // Out-of-range lanes clamp to column 0 and contribute nothing: every
-    // thread must reach the barrier.
     Value safeColumn =
         arith::SelectOp::create(b, loc, inRange, column, im.c(0));
     sideValid = inRange;
-    SmallVector<Value> keptIndex = im.delinearize(
-        im.add(im.mul(outer, im.c(columnCount)), safeColumn), keptShape);
-    Value partial = accumulate(keptIndex, group, rowGroups);
+    SmallVector<SmallVector<Value>> keptIndices;
+    keptIndices.push_back(im.delinearize(
+        im.add(im.mul(outer, im.c(columnCount)), safeColumn), keptShape));
+    for (int64_t l = 1; l < lanes; ++l) {
+      SmallVector<Value> next = keptIndices.front();
+      next.back() = im.add(next.back(), im.c(l));
+      keptIndices.push_back(next);
+    }
+    SmallVector<Value> flatSides;
+    if (lanes > 1)
+      for (auto &side : sides)
+        flatSides.push_back(flatten(b, loc, side.second));
+    SmallVector<Value> partials;
+    if (lanes == 1) {
+      partials.push_back(accumulate(keptIndices.front(), group, rowGroups));
+    } else {
+      // The lanes' sums in one loop; each row's side results stored as one
+      // vector per side.
+      SmallVector<Value> identities(lanes, reducer.identity(b, loc));
+      auto loop = scf::ForOp::create(
+          b, loc, group, im.c(reducedCount), im.c(rowGroups), identities,
+          [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            SmallVector<Value> reducedIndex = im.delinearize(r, reducedShape);
+            collectSides = true;
+            SmallVector<SmallVector<Value>> sideLanes(sides.size());
+            SmallVector<Value> sums;
+            SmallVector<Value> firstIndex;
+            for (int64_t l = 0; l < lanes; ++l) {
+              laneLoads.beginLane(l);
+              Value x = valueAt(keptIndices[l], reducedIndex);
+              for (auto [s, scalar] : llvm::enumerate(collectedSides))
+                sideLanes[s].push_back(scalar);
+              if (l == 0)
+                firstIndex =
+                    mergeIndex(kept, reduced, keptIndices[0], reducedIndex);
+              sums.push_back(reducer.combine(b, loc, carried[l], x));
+            }
+            collectSides = false;
+            laneLoads.beginLane(0);
+            if (!sides.empty()) {
+              auto branch =
+                  scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+              OpBuilder::InsertionGuard inner(b);
+              b.setInsertionPointToStart(&branch.getThenRegion().front());
+              for (auto [scalars, side, flat] :
+                   llvm::zip(sideLanes, sides, flatSides)) {
+                Type sideType = scalars.front().getType();
+                Value vector = vector::FromElementsOp::create(
+                    b, loc, VectorType::get({lanes}, sideType), scalars);
+                vector::StoreOp::create(
+                    b, loc, vector, flat,
+                    ValueRange{linearIndex(b, loc, side.second, firstIndex)},
+                    /*nontemporal=*/false, laneAlignment(sideType, lanes));
+              }
+            }
+            scf::YieldOp::create(lb, loc, sums);
+          });
+      partials.assign(loop.getResults().begin(), loop.getResults().end());
+    }
     Value shared = kernel.workgroup[0];
-    memref::StoreOp::create(b, loc, partial, shared, thread);
+    for (auto [l, partial] : llvm::enumerate(partials))
+      memref::StoreOp::create(
+          b, loc, partial, shared,
+          im.add(im.mul(thread, im.c(lanes)), im.c(static_cast<int64_t>(l))));
     gpu::BarrierOp::create(b, loc);
     ifThen(arith::AndIOp::create(b, loc, inRange,
                                  arith::CmpIOp::create(b, loc,
@@ -302,13 +407,18 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                                                        group, zero)),
            [&] {
              // Combined in group order: a fixed order, so deterministic.
-             Value total = memref::LoadOp::create(b, loc, shared, lane);
-             for (int64_t g = 1; g < rowGroups; ++g)
-               total = reducer.combine(
-                   b, loc, total,
-                   memref::LoadOp::create(b, loc, shared,
-                                          im.add(lane, im.c(g * tile))));
-             store(total, keptIndex);
+             for (int64_t l = 0; l < lanes; ++l) {
+               auto at = [&](int64_t g) {
+                 return memref::LoadOp::create(
+                     b, loc, shared,
+                     im.add(im.mul(im.add(lane, im.c(g * tile)), im.c(lanes)),
+                            im.c(l)));
+               };
+               Value total = at(0);
+               for (int64_t g = 1; g < rowGroups; ++g)
+                 total = reducer.combine(b, loc, total, at(g));
+               store(total, keptIndices[l]);
+             }
            });
   } else {
     setLaunch(kernel, ceilDiv(keptCount, 256), 256);

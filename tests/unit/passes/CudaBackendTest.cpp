@@ -397,6 +397,28 @@ TEST(CudaBackend, RecomputedActivations) {
                    kGeluThenSums);
 }
 
+TEST(CudaBackend, ColumnReductionsInLanes) {
+  // Enough column tiles (16896 / 128 columns = 132 blocks) for 4 columns
+  // per thread: each input and the bf16 side result (a multi-output
+  // fusion, as GELU's backward forms) move as one vector per row. 1e-5: an
+  // f32 sum of 64 products.
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%a: tensor<64x16896xbf16>, %b: tensor<64x16896xbf16>)
+        -> (tensor<16896xf32>, tensor<64x16896xbf16>) {
+      %r:2 = genesis.fusion %a, %b : (tensor<64x16896xbf16>, tensor<64x16896xbf16>) -> (tensor<16896xf32>, tensor<64x16896xbf16>) {
+      ^bb0(%a16: tensor<64x16896xbf16>, %b16: tensor<64x16896xbf16>):
+        %x = genesis.cast %a16 : tensor<64x16896xbf16> to tensor<64x16896xf32>
+        %y = genesis.cast %b16 : tensor<64x16896xbf16> to tensor<64x16896xf32>
+        %p = genesis.mul %x, %y : tensor<64x16896xf32>
+        %s = genesis.reduce_sum %p dims [0] : tensor<64x16896xf32>
+        %side = genesis.cast %p : tensor<64x16896xf32> to tensor<64x16896xbf16>
+        genesis.yield %s, %side : tensor<16896xf32>, tensor<64x16896xbf16>
+      }
+      return %r#0, %r#1 : tensor<16896xf32>, tensor<64x16896xbf16>
+    })"),
+                   kF32);
+}
+
 TEST(CudaBackend, MatmulsThroughCublasLt) {
   EXPECT_ON_DEVICE(deviceError(R"(
     func.func @f(%x: tensor<64x96xf32>, %w: tensor<48x96xf32>, %b: tensor<48xf32>, %p: tensor<3x20x30xf32>, %q: tensor<3x30x10xf32>)
