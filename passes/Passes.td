@@ -622,7 +622,7 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       column reduction): 32 columns per block, the rows split across 8 (or
       32) warps, partial results combined in a fixed order through shared
       memory, so the result is deterministic. When tiles of 128 columns
-      still give every SM a block (and the columns, the last extent and
+      still give half the SMs a block (and the columns, the last extent and
       every input and result are 16- or 32-bit and multiples of 4), each
       thread takes 4 consecutive columns: its inputs, where the element walk
       keeps the 4 consecutive, and its side results move as one vector per

