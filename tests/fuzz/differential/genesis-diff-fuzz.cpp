@@ -8,7 +8,8 @@
 //      differences;
 //   3. compiled CPU plans (the whole genesis-cpu-pipeline, a Session): the
 //      graph, the widened graph and the widened gradient, each against the
-//      evaluator running the same function.
+//      evaluator running the same function; with --remat the gradient also
+//      compiled alone under 9/10 of the memory it needs (genesis-remat).
 // Graphs are compiled in batches (one plan holds many functions); a failing
 // batch is rerun graph by graph to find the culprit, which is then shrunk
 // (a node at a time replaced by arguments of its result types, outputs
@@ -40,7 +41,7 @@
 //
 // usage: genesis-diff-fuzz [--graphs N] [--seed S] [--batch B]
 //                          [--max-ops K] [--out DIR] [--cuda-cases DIR]
-//                          [--quiet]
+//                          [--remat] [--quiet]
 // Exits 1 when any graph fails; prints a progress line with rate and ETA.
 //
 //===----------------------------------------------------------------------===//
@@ -82,6 +83,8 @@ struct Options {
   std::string out = "fuzz-failures";
   /// Where to write each graph that passed as a CUDA case (empty: none).
   std::string cudaCases;
+  /// Also compile each gradient under a memory budget (genesis-remat).
+  bool remat = false;
   bool quiet = false;
 };
 
@@ -93,7 +96,8 @@ struct Failure {
 struct Statistics {
   int64_t graphs = 0, ops = 0, compiledFunctions = 0, gradients = 0,
           gradientElements = 0, kinks = 0, uncheckedIntegers = 0,
-          borderline = 0, cudaCases = 0, cudaRefused = 0;
+          borderline = 0, cudaCases = 0, cudaRefused = 0, rematPlans = 0,
+          rematUnfit = 0, recomputations = 0;
   std::map<std::string, int64_t> opCounts;
 };
 
@@ -366,6 +370,8 @@ public:
       if (!f && e.hasGradient)
         f = check(e.name + "_l_grad", e.lossInputs, e.expectedGradient, nullptr,
                   true);
+      if (!f && e.hasGradient && options.remat)
+        f = checkRemat(*module, e);
       if (f) {
         if (attribute && graphs.size() > 1)
           return one(graphs, seed);
@@ -373,6 +379,70 @@ public:
       }
     }
     return failures;
+  }
+
+  /// --remat: the gradient function alone, compiled under a budget of 9/10
+  /// of what its plan needs without one (arguments and arena), so that
+  /// genesis-remat recomputes what it can; a plan it fits gives the
+  /// evaluator's gradient as every plan must (f64, 1e-8). A budget it
+  /// cannot fit is counted, not a failure.
+  std::optional<Failure> checkRemat(mlir::ModuleOp module, const Entry &e) {
+    std::string function = e.name + "_l_grad";
+    DiagnosticCapture capture(&context);
+    mlir::FailureOr<std::vector<uint8_t>> plain =
+        compileCpuPlan(module, {function});
+    if (mlir::failed(plain))
+      return Failure{"compile", capture.firstError("compilePlan failed")};
+    PlanFile plainPlan = PlanFile::fromBytes(plain->data(), plain->size());
+    int64_t needed =
+        static_cast<int64_t>(plainPlan.plan().memory()->arena_bytes());
+    for (const plan::Tensor *tensor : *plainPlan.plan().tensors())
+      if (tensor->role() != plan::Role::Temporary &&
+          tensor->role() != plan::Role::Output)
+        needed += static_cast<int64_t>(tensor->bytes());
+    PlanOptions options;
+    options.memoryBudget = needed * 9 / 10;
+    mlir::FailureOr<std::vector<uint8_t>> lean =
+        compilePlan(module, {function}, options);
+    if (mlir::failed(lean)) {
+      ++stats.rematUnfit;
+      return std::nullopt;
+    }
+    ++stats.rematPlans;
+    std::optional<Session> session;
+    try {
+      PlanFile planFile = PlanFile::fromBytes(lean->data(), lean->size());
+      for (const plan::Step *step :
+           *planFile.plan().functions()->Get(0)->steps())
+        stats.recomputations +=
+            stepName(planFile, *step).find("_remat") != std::string::npos;
+      session.emplace(std::move(planFile));
+    } catch (const Error &error) {
+      return Failure{"load", function + " (remat): " + error.what()};
+    }
+    mlir::func::FuncOp op = module.lookupSymbol<mlir::func::FuncOp>(function);
+    std::map<std::string, HostArray> feed;
+    std::vector<std::string> names = argumentNames(op);
+    for (size_t a = 0; a < names.size(); ++a)
+      feed[names[a]] = e.lossInputs[a];
+    std::map<std::string, HostArray> outputs;
+    try {
+      outputs = session->run(function, feed);
+    } catch (const Error &error) {
+      return Failure{"run", function + " (remat): " + error.what()};
+    }
+    std::vector<std::string> results = resultNames(op);
+    for (size_t r = 0; r < results.size(); ++r) {
+      auto found = outputs.find(results[r]);
+      if (found == outputs.end())
+        return Failure{"run", function + " (remat): no result " + results[r]};
+      if (std::optional<std::string> problem = compare(
+              found->second, e.expectedGradient[r], nullptr, true, 1e-8, stats))
+        return Failure{"mismatch-remat", function + " result " +
+                                             std::to_string(r) + ": " +
+                                             *problem};
+    }
+    return std::nullopt;
   }
 
   /// Runs the graphs one at a time (to find which of a batch fails).
@@ -592,6 +662,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
         options.out = value();
       else if (arg == "--cuda-cases")
         options.cudaCases = value();
+      else if (arg == "--remat")
+        options.remat = true;
       else if (arg == "--quiet")
         options.quiet = true;
       else
@@ -705,6 +777,13 @@ int main(int argc, char **argv) {
                 static_cast<long long>(s.cudaCases), options.cudaCases.c_str(),
                 static_cast<long long>(s.cudaRefused),
                 options.cudaCases.c_str());
+  if (options.remat)
+    std::printf("[diff-fuzz] --remat: %lld gradients compiled under 9/10 of "
+                "their memory (%lld recomputing kernels), %lld budgets "
+                "genesis-remat could not fit\n",
+                static_cast<long long>(s.rematPlans),
+                static_cast<long long>(s.recomputations),
+                static_cast<long long>(s.rematUnfit));
   std::printf("[diff-fuzz] ops:");
   for (const auto &[op, count] : s.opCounts)
     std::printf(" %s=%lld", op.c_str() + 8, static_cast<long long>(count));
