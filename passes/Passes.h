@@ -86,6 +86,15 @@ buildTrainStep(mlir::func::FuncOp loss, const GenesisTrainStepOptions &options);
 /// kernel is named `<function>_remat<N>`.
 inline constexpr llvm::StringLiteral kRematAttrName = "genesis.remat";
 
+/// Whether `value` is a constant with one value everywhere (kernels
+/// materialise it; the memory plan gives it no buffer unless an op kernel
+/// reads it).
+bool isSplatConstant(mlir::Value value);
+
+/// Bytes of a statically shaped tensor of integers or floats of `type`
+/// (`ceil(bits / 8)` per element); std::nullopt for any other type.
+std::optional<int64_t> tensorBytes(mlir::Type type);
+
 /// Where the temporaries of one function live in its arena (see the
 /// genesis-plan-memory pass).
 struct MemoryPlan {

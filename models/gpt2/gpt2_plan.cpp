@@ -134,14 +134,7 @@ int main(int argc, char **argv) {
     if (precision != "f32")
       options.mixedPrecision = precision;
     options.lossScale = lossScale;
-    if (!memoryBudget.empty()) {
-      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
-      if (!bytes)
-        throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or "
-                    "a number of bytes, got '" +
-                    memoryBudget + "'");
-      options.memoryBudget = *bytes;
-    }
+    options.memoryBudget = memoryBudgetFlag(memoryBudget);
     std::vector<uint8_t> planBytes =
         models::compileLmTrainingPlan(gpt, options);
 

@@ -119,14 +119,7 @@ int main(int argc, char **argv) {
       options.mixedPrecision = precision;
     if (precision == "f16")
       options.lossScale = "dynamic";
-    if (!memoryBudget.empty()) {
-      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
-      if (!bytes)
-        throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or "
-                    "a number of bytes, got '" +
-                    memoryBudget + "'");
-      options.memoryBudget = *bytes;
-    }
+    options.memoryBudget = memoryBudgetFlag(memoryBudget);
     auto start = std::chrono::steady_clock::now();
     std::vector<uint8_t> training = models::compileLmTrainingPlan(gpt, options);
     std::vector<uint8_t> sampling = models::compileLmSamplingPlan(gpt, options);

@@ -221,10 +221,7 @@ void checkFlags(const Flags &flags) {
   if (flags.precision != "f32" && flags.target == "cpu")
     throw Error("--precision " + flags.precision +
                 " needs --target cuda (the CPU kernels compute in f32)");
-  if (!flags.memoryBudget.empty() && !parseByteSize(flags.memoryBudget))
-    throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or a "
-                "number of bytes, got '" +
-                flags.memoryBudget + "'");
+  memoryBudgetFlag(flags.memoryBudget);
   if (flags.target != "cpu" && flags.target != "cuda" && flags.target != "auto")
     throw Error("--target must be cpu, cuda or auto, got '" + flags.target +
                 "'");

@@ -96,11 +96,6 @@ plan::Epilogue epilogueFor(GemmEpilogue epilogue) {
   return plan::Epilogue::None;
 }
 
-bool isSplatConstant(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  return constant && isa<SplatElementsAttr>(constant.getValue());
-}
-
 double splatValue(ConstantOp constant) {
   auto splat = cast<SplatElementsAttr>(constant.getValue());
   if (isa<FloatType>(splat.getElementType()))

@@ -26,12 +26,21 @@ namespace genesis {
 using namespace mlir;
 using namespace genesis;
 
-namespace {
-
-bool isSplatConstant(Value value) {
+bool genesis::isSplatConstant(Value value) {
   ElementsAttr elements;
   return matchPattern(value, m_Constant(&elements)) && elements.isSplat();
 }
+
+std::optional<int64_t> genesis::tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !tensor.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
+}
+
+namespace {
 
 /// Whether a splat constant needs arena space: an op other than a fusion
 /// (whose kernel materialises the value) reads it, and it is not returned
@@ -54,16 +63,6 @@ bool needsBuffer(Value value) {
   if (!isa<TensorType>(value.getType()))
     return false;
   return !isSplatConstant(value) || isPlannedSplat(value);
-}
-
-/// Bytes of a tensor of `type`, or nothing for a type the arena cannot hold.
-std::optional<int64_t> getBufferBytes(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape() ||
-      !tensor.getElementType().isIntOrFloat())
-    return std::nullopt;
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
 }
 
 /// The operands of `op` whose buffer result `result` may take when they die
@@ -133,7 +132,7 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
     for (OpResult result : op.getResults()) {
       if (!needsBuffer(result))
         continue;
-      std::optional<int64_t> bytes = getBufferBytes(result.getType());
+      std::optional<int64_t> bytes = tensorBytes(result.getType());
       if (!bytes)
         return op.emitError(
                    "genesis-plan-memory: cannot plan a result of type ")
@@ -243,7 +242,7 @@ LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
       if (it == plan.offsets.end())
         return fail(&op) << "result #" << result.getResultNumber()
                          << " has no offset";
-      std::optional<int64_t> bytes = getBufferBytes(result.getType());
+      std::optional<int64_t> bytes = tensorBytes(result.getType());
       if (!bytes)
         return fail(&op) << "result #" << result.getResultNumber()
                          << " has no byte size";

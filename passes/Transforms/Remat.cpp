@@ -9,7 +9,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
@@ -34,11 +33,6 @@ constexpr unsigned kMaxRecomputedOps = 64;
 /// ~3 TB/s): small recomputations score lower than their bytes suggest.
 constexpr int64_t kLaunchEquivalentBytes = int64_t{8} << 20;
 
-bool isSplatConstant(Value value) {
-  ElementsAttr elements;
-  return matchPattern(value, m_Constant(&elements)) && elements.isSplat();
-}
-
 /// Ops a recomputing fusion may repeat: cheap per element, no reduction.
 bool isRecomputable(Operation *op) {
   if (isa<ConstantOp>(op))
@@ -47,11 +41,9 @@ bool isRecomputable(Operation *op) {
          isa<BroadcastInDimOp, IotaOp>(op);
 }
 
-int64_t bytesOf(Value value) {
-  auto tensor = cast<RankedTensorType>(value.getType());
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
-}
+/// Bytes of a value the planner holds (a static tensor of integers or
+/// floats).
+int64_t bytesOf(Value value) { return *tensorBytes(value.getType()); }
 
 /// Positions of the top-level ops and the last use of every value.
 struct Schedule {

@@ -12,6 +12,8 @@
 #ifndef GENESIS_RUNTIME_SUPPORT_STRINGS_H
 #define GENESIS_RUNTIME_SUPPORT_STRINGS_H
 
+#include "runtime/support/Error.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -52,6 +54,19 @@ inline std::optional<int64_t> parseByteSize(const std::string &text) {
   if (scale == 0 || !std::isfinite(bytes) || bytes >= std::ldexp(1.0, 62))
     return std::nullopt;
   return static_cast<int64_t>(bytes);
+}
+
+/// The bytes of a `--memory-budget` flag's value (parseByteSize): 0 for an
+/// empty value (no budget); throws Error naming the flag otherwise.
+inline int64_t memoryBudgetFlag(const std::string &text) {
+  if (text.empty())
+    return 0;
+  std::optional<int64_t> bytes = parseByteSize(text);
+  if (!bytes)
+    throw Error("--memory-budget must be a size such as 6GiB, 6500MiB or a "
+                "number of bytes, got '" +
+                text + "'");
+  return *bytes;
 }
 
 } // namespace genesis

@@ -333,35 +333,9 @@ public:
       auto check = [&](const std::string &function,
                        const std::vector<HostArray> &inputs,
                        const std::vector<HostArray> &expected,
-                       const std::vector<HostArray> *reference,
-                       bool wide) -> std::optional<Failure> {
-        mlir::func::FuncOp op = lookup(function);
-        std::map<std::string, HostArray> feed;
-        std::vector<std::string> names = argumentNames(op);
-        for (size_t a = 0; a < names.size(); ++a)
-          feed[names[a]] = inputs[a];
-        std::map<std::string, HostArray> outputs;
-        try {
-          outputs = session->run(function, feed);
-        } catch (const Error &error) {
-          return Failure{"run", function + ": " + error.what()};
-        }
-        std::vector<std::string> results = resultNames(op);
-        for (size_t r = 0; r < results.size(); ++r) {
-          auto found = outputs.find(results[r]);
-          if (found == outputs.end())
-            return Failure{"run", function + ": no result " + results[r]};
-          bool exact = wide || r >= e.graph->outputs.size() ||
-                       !e.graph->dependsOnFloat(e.graph->outputs[r]);
-          if (std::optional<std::string> problem =
-                  compare(found->second, expected[r],
-                          reference ? &(*reference)[r] : nullptr, exact,
-                          wide ? 1e-8 : relativeBudget(*e.graph), stats))
-            return Failure{wide ? "mismatch-f64" : "mismatch",
-                           function + " result " + std::to_string(r) + ": " +
-                               *problem};
-        }
-        return std::nullopt;
+                       const std::vector<HostArray> *reference, bool wide) {
+        return runAndCompare(*session, lookup(function), function, e, inputs,
+                             expected, reference, wide);
       };
       std::optional<Failure> f =
           check(e.name + "_f", e.inputs, e.expected, &e.expectedWide, false);
@@ -379,6 +353,44 @@ public:
       }
     }
     return failures;
+  }
+
+  /// Runs `function` (`op`) of entry `e`'s plan and compares each result
+  /// with `expected`: `wide` (f64) results within 1e-8, else the graph's
+  /// budget with `reference` as the precision reference.
+  std::optional<Failure> runAndCompare(Session &session, mlir::func::FuncOp op,
+                                       const std::string &function,
+                                       const Entry &e,
+                                       const std::vector<HostArray> &inputs,
+                                       const std::vector<HostArray> &expected,
+                                       const std::vector<HostArray> *reference,
+                                       bool wide) {
+    std::map<std::string, HostArray> feed;
+    std::vector<std::string> names = argumentNames(op);
+    for (size_t a = 0; a < names.size(); ++a)
+      feed[names[a]] = inputs[a];
+    std::map<std::string, HostArray> outputs;
+    try {
+      outputs = session.run(function, feed);
+    } catch (const Error &error) {
+      return Failure{"run", function + ": " + error.what()};
+    }
+    std::vector<std::string> results = resultNames(op);
+    for (size_t r = 0; r < results.size(); ++r) {
+      auto found = outputs.find(results[r]);
+      if (found == outputs.end())
+        return Failure{"run", function + ": no result " + results[r]};
+      bool exact = wide || r >= e.graph->outputs.size() ||
+                   !e.graph->dependsOnFloat(e.graph->outputs[r]);
+      if (std::optional<std::string> problem =
+              compare(found->second, expected[r],
+                      reference ? &(*reference)[r] : nullptr, exact,
+                      wide ? 1e-8 : relativeBudget(*e.graph), stats))
+        return Failure{wide ? "mismatch-f64" : "mismatch",
+                       function + " result " + std::to_string(r) + ": " +
+                           *problem};
+    }
+    return std::nullopt;
   }
 
   /// --remat: the gradient function alone, compiled under a budget of 9/10
@@ -420,29 +432,12 @@ public:
     } catch (const Error &error) {
       return Failure{"load", function + " (remat): " + error.what()};
     }
-    mlir::func::FuncOp op = module.lookupSymbol<mlir::func::FuncOp>(function);
-    std::map<std::string, HostArray> feed;
-    std::vector<std::string> names = argumentNames(op);
-    for (size_t a = 0; a < names.size(); ++a)
-      feed[names[a]] = e.lossInputs[a];
-    std::map<std::string, HostArray> outputs;
-    try {
-      outputs = session->run(function, feed);
-    } catch (const Error &error) {
-      return Failure{"run", function + " (remat): " + error.what()};
-    }
-    std::vector<std::string> results = resultNames(op);
-    for (size_t r = 0; r < results.size(); ++r) {
-      auto found = outputs.find(results[r]);
-      if (found == outputs.end())
-        return Failure{"run", function + " (remat): no result " + results[r]};
-      if (std::optional<std::string> problem = compare(
-              found->second, e.expectedGradient[r], nullptr, true, 1e-8, stats))
-        return Failure{"mismatch-remat", function + " result " +
-                                             std::to_string(r) + ": " +
-                                             *problem};
-    }
-    return std::nullopt;
+    std::optional<Failure> failure = runAndCompare(
+        *session, module.lookupSymbol<mlir::func::FuncOp>(function), function,
+        e, e.lossInputs, e.expectedGradient, nullptr, true);
+    if (failure)
+      failure->kind += "-remat";
+    return failure;
   }
 
   /// Runs the graphs one at a time (to find which of a batch fails).
