@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -56,9 +57,23 @@ std::optional<llvm::ArrayRef<int64_t>> reducedDims(mlir::Operation *op);
 
 class FusionOp;
 
-/// The reduction of a reduction fusion: the body's only reduce_sum,
-/// reduce_max or reduce_min, its result used only by the yield, beside side
-/// results of the reduction operand's shape. Null for any other fusion.
+/// The reductions of a reduction fusion: every reduce_sum, reduce_max or
+/// reduce_min of the body, their operands of one type, their dimensions and
+/// result types the same, each result used only by the yield, beside side
+/// results of the operands' shape (genesis-merge-sibling-reductions makes
+/// fusions of several). Empty for any other fusion.
+llvm::SmallVector<mlir::Operation *> reductionFusionRoots(FusionOp fusion);
+
+/// `consumer`'s body moved into `producer` (bound to the producer's yields
+/// where it reads the producer's results, to its inputs otherwise): one
+/// fusion in the producer's place yielding the producer's results, then the
+/// consumer's, which replace theirs. The consumer's inputs must be defined
+/// before the producer, except the producer's results. Defined in
+/// MergeSideResults.cpp.
+FusionOp mergeFusions(FusionOp producer, FusionOp consumer);
+
+/// The reduction of a reduction fusion of one root (reductionFusionRoots).
+/// Null for any other fusion.
 mlir::Operation *reductionFusionRoot(FusionOp fusion);
 
 /// Whether `op` has results and every one is a tensor of zero elements

@@ -106,6 +106,11 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     functionPm.addPass(createCSEPass());
   }
   functionPm.addPass(createGenesisSplitColumnReductions());
+  if (options.fuse) {
+    functionPm.addPass(createGenesisMergeSiblingReductions());
+    // The merged bodies recompute their shared elementwise ops.
+    functionPm.addPass(createCSEPass());
+  }
   if (options.memoryBudget > 0)
     pm.addPass(createGenesisRemat(
         GenesisRematOptions{options.memoryBudget, /*alignment=*/256}));

@@ -259,20 +259,27 @@ FailureOr<GpuKernel> emitTransposeKernel(Operation *op, StringRef name,
 
 namespace {
 
-/// Columns each lane of the scatter_add kernel accumulates: a warp covers
-/// up to 8 x 32 columns of a result row, so it reads the indices once for
-/// all of them.
-constexpr int64_t kScatterColumns = 8;
+/// Columns of a result row each thread of a scatter_add block owns: a block
+/// covers up to 4 x 256 columns of its rows, so it reads each update row it
+/// takes once, coalesced.
+constexpr int64_t kScatterColumnsPerThread = 4;
 
-/// Consecutive result rows a scatter_add warp accumulates: it reads the
-/// indices once for all of them (the scan over the indices is the kernel's
-/// cost when the result has many rows, as an embedding gradient does).
-constexpr int64_t kScatterRows = 4;
+/// Sums a scatter_add thread keeps (its rows x its columns): 32 f64 stay in
+/// registers.
+constexpr int64_t kScatterSums = 32;
 
-/// Matches a scatter_add warp loads before adding them (in index order):
-/// 2 keeps the kernel at 128 registers, two blocks per SM (4 needed 166 and
-/// ran 1.7x slower, measured on an embedding gradient).
-constexpr int64_t kScatterMatches = 2;
+/// Indices each lane of a scatter_add block loads per round, all in flight
+/// before the first compare: a round covers 8 warps x 32 x 16 = 4096
+/// indices, and their lists take 16 KiB of shared memory.
+constexpr int64_t kScatterIdsPerLane = 16;
+
+/// Matching entries a scatter_add thread loads before adding them (in index
+/// order), so that a frequent row's thousands of updates wait for one load
+/// latency per 16: a block is alone with such a row (an embedding gradient
+/// of text), so its loads in flight set the kernel's time (8: 1.00 ms, 16:
+/// 0.80 ms on GPT-2's byte-level benchmark batch, whose space is 29% of the
+/// ids; 204 registers, one block per SM).
+constexpr int64_t kScatterEntriesPerStep = 16;
 
 bool isPlainNumeric(Type type) {
   return type.isF32() || type.isF64() || type.isInteger(32) ||
@@ -459,20 +466,23 @@ Value gatherElement(Operation *op, OpBuilder &b, Location loc, Value position,
 }
 
 /// scatter_add viewed as result [outer, rows, inner] += updates [outer,
-/// count, inner] at the (clamped) indices. A block per item (outer, block
-/// of up to 4 consecutive rows, group of up to 8 x 32 columns); warp w of
-/// the block walks the w-th eighth of the indices in order, 32 at a time:
-/// every lane loads one, the warp ORs the lanes' bits for indices inside
-/// the row block (one redux.sync), then adds the matching updates lowest
-/// bit first, each to its row's sums for columns lane + 32q. Warp 0 starts
-/// from the operand and adds the other warps' sums in warp order through
-/// shared memory. So each element sums its updates in a fixed order, in
-/// f64 for f32, without atomics; a frequent index's updates are shared by
-/// eight warps. (Each item reads all indices: the scan, not the updates,
-/// is the cost on an embedding gradient, whatever the ids.)
+/// count, inner] at the (clamped) indices. A block per item (outer, block of
+/// up to 32 consecutive rows, group of up to 4 x 256 columns); thread t owns
+/// columns t + 256q of the block's rows, its sums in registers starting from
+/// the operand. The block scans the indices in rounds of 4096: warp w loads
+/// the w-th eighth of a round's indices (16 per lane, all in flight) and
+/// appends those inside the row block, in index order, to its list in shared
+/// memory (a ballot and a popcount give each lane its slot); after a barrier
+/// every thread walks the eight lists in warp order, 16 entries at a time,
+/// and adds the matching update rows' elements to its row's sums (a switch
+/// on the row, uniform across the block). So each element sums its updates in
+/// index order, in f64 for f32, without atomics, and the indices are read
+/// once per block of rows (an embedding gradient's cost was that scan when a
+/// block covered 4 rows).
 FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                                           OpBuilder &moduleBuilder) {
   Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
   RankedTensorType type = op.getOperand().getType();
   ArrayRef<int64_t> shape = type.getShape();
   Type element = type.getElementType();
@@ -480,24 +490,26 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   int64_t outer = numel(shape.take_front(axis));
   int64_t inner = numel(shape.drop_front(axis + 1));
   int64_t count = op.getIndices().getType().getNumElements();
-  int64_t perLane =
-      std::clamp<int64_t>(ceilDiv(inner, kWarp), 1, kScatterColumns);
-  int64_t span = perLane * kWarp;
+  int64_t perThread =
+      std::clamp<int64_t>(ceilDiv(inner, kBlock), 1, kScatterColumnsPerThread);
+  int64_t span = perThread * kBlock;
   int64_t groups = ceilDiv(inner, span);
-  int64_t rowsPerWarp = std::min(rows, kScatterRows);
-  int64_t rowBlocks = rows == 0 ? 0 : ceilDiv(rows, rowsPerWarp);
+  int64_t blockRows = std::clamp<int64_t>(kScatterSums / perThread, 1,
+                                          std::max<int64_t>(rows, 1));
+  int64_t rowBlocks = rows == 0 ? 0 : ceilDiv(rows, blockRows);
   int64_t items = outer * rowBlocks * groups;
   int64_t warps = kBlock / kWarp;
+  int64_t perWarp = kWarp * kScatterIdsPerLane;
+  int64_t perRound = warps * perWarp;
+  int64_t rounds = ceilDiv(count, perRound);
   int64_t grid = std::min(items, kMaxGridBlocks);
-  // Warp w of a block scans ids [w * segment, (w + 1) * segment).
-  int64_t segment = ceilDiv(ceilDiv(count, warps), kWarp) * kWarp;
-  int64_t slots = rowsPerWarp * perLane;
   bool widened = element.isF32();
-  Type sumType = widened ? Float64Type::get(op.getContext()) : element;
+  Type i32 = IntegerType::get(context, 32);
 
   GpuKernel kernel = createGpuKernel(
       moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes(),
-      {workgroupBuffer(op.getContext(), slots * kWarp, sumType)});
+      {workgroupBuffer(context, perRound, i32),
+       workgroupBuffer(context, warps, i32)});
   setLaunch(kernel, grid, kBlock);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -509,7 +521,7 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   Value ids = flatten(b, loc, kernel.inputs[1]);
   Value updates = flatten(b, loc, kernel.inputs[2]);
   Value out = flatten(b, loc, kernel.outputs[0]);
-  Value partials = kernel.workgroup[0];
+  Value lists = kernel.workgroup[0], listSizes = kernel.workgroup[1];
   auto widen = [&](OpBuilder &ob, Value x) -> Value {
     return widened ? arith::ExtFOp::create(ob, loc, ob.getF64Type(), x) : x;
   };
@@ -518,9 +530,15 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
       return arith::AddFOp::create(ob, loc, x, y);
     return arith::AddIOp::create(ob, loc, x, y);
   };
-  Type i32 = b.getI32Type();
   auto i32Constant = [&](OpBuilder &ob, int64_t v) -> Value {
     return arith::ConstantIntOp::create(ob, loc, i32, v);
+  };
+  auto toIndex = [&](OpBuilder &ob, Value v) -> Value {
+    return arith::IndexCastOp::create(ob, loc, ob.getIndexType(), v);
+  };
+  auto popcount = [&](OpBuilder &ob, Value v) -> Value {
+    // llvm.ctpop is one popc (math.ctpop has no NVVM lowering here).
+    return LLVM::CtPopOp::create(ob, loc, v.getType(), v);
   };
 
   Value thread = im.threadId();
@@ -528,23 +546,20 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
   Value warp = im.div(thread, kWarp);
   Value laneBit = arith::ShLIOp::create(
       b, loc, i32Constant(b, 1), arith::IndexCastOp::create(b, loc, i32, lane));
-  Value leader = cmp(b, loc, arith::CmpIPredicate::eq, warp, im.c(0));
-  Value segmentBegin =
-      arith::MinUIOp::create(b, loc, im.mul(warp, im.c(segment)), im.c(count));
-  Value segmentEnd = arith::MinUIOp::create(
-      b, loc, im.add(segmentBegin, im.c(segment)), im.c(count));
+  Value lanesBelow = arith::SubIOp::create(b, loc, laneBit, i32Constant(b, 1));
   // A block per item; the loop bounds are uniform across the block, so all
-  // its threads reach every barrier and all a warp's lanes every shuffle.
+  // its threads reach every barrier and all a warp's lanes every ballot.
   forEach(
       b, loc, im.blockId(), items, std::max<int64_t>(grid, 1), [&](Value item) {
         SmallVector<Value> at =
             im.delinearize(item, {outer, rowBlocks, groups});
-        Value firstRow = im.mul(at[1], im.c(rowsPerWarp));
-        // Lanes past the row's end read its last column and skip the store.
+        Value firstRow = im.mul(at[1], im.c(blockRows));
+        // Threads past the row's end read its last column and skip the
+        // store.
         SmallVector<Value> columns, reads;
-        for (int64_t q = 0; q < perLane; ++q) {
-          Value column =
-              im.add(im.mul(at[2], im.c(span)), im.add(lane, im.c(q * kWarp)));
+        for (int64_t q = 0; q < perThread; ++q) {
+          Value column = im.add(im.mul(at[2], im.c(span)),
+                                im.add(thread, im.c(q * kBlock)));
           columns.push_back(column);
           reads.push_back(
               inner % span == 0
@@ -552,185 +567,174 @@ FailureOr<GpuKernel> emitScatterAddKernel(ScatterAddOp op, StringRef name,
                   : arith::MinUIOp::create(b, loc, column, im.c(inner - 1))
                         .getResult());
         }
-        // Row r of the block: rowBases[r]; a row past the end reads the
-        // last row and skips the store. sums[r * perLane + q].
-        SmallVector<Value> rowBases, rowValid;
-        for (int64_t r = 0; r < rowsPerWarp; ++r) {
+        // Row r of the block starts at rowBases[r]; a row past the end
+        // reads the last row and skips the store. sums[r * perThread + q].
+        SmallVector<Value> rowBases, rowValid, sums;
+        for (int64_t r = 0; r < blockRows; ++r) {
           Value row = im.add(firstRow, im.c(r));
-          rowValid.push_back(rows % rowsPerWarp == 0 ? Value()
-                                                     : im.lt(row, im.c(rows)));
+          bool whole = rows % blockRows == 0;
+          rowValid.push_back(whole ? Value() : im.lt(row, im.c(rows)));
           Value safeRow =
-              rows % rowsPerWarp == 0
-                  ? row
-                  : arith::MinUIOp::create(b, loc, row, im.c(rows - 1))
-                        .getResult();
+              whole ? row
+                    : arith::MinUIOp::create(b, loc, row, im.c(rows - 1))
+                          .getResult();
           rowBases.push_back(
               im.mul(im.add(im.mul(at[0], im.c(rows)), safeRow), im.c(inner)));
+          for (Value column : reads)
+            sums.push_back(widen(
+                b, memref::LoadOp::create(b, loc, operand,
+                                          im.add(rowBases.back(), column))));
         }
         Value updateBase = im.mul(at[0], im.c(count * inner));
-        // Warp 0's sums start from the operand, the others' from zero.
-        SmallVector<Type> sumTypes(slots, sumType);
-        auto start = scf::IfOp::create(b, loc, sumTypes, leader,
-                                       /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&start.getThenRegion().front());
-          SmallVector<Value> loaded;
-          for (Value rowBase : rowBases)
-            for (Value column : reads)
-              loaded.push_back(
-                  widen(b, memref::LoadOp::create(b, loc, operand,
-                                                  im.add(rowBase, column))));
-          scf::YieldOp::create(b, loc, loaded);
-          b.setInsertionPointToStart(&start.getElseRegion().front());
-          Value zero = arith::ConstantOp::create(b, loc, sumType,
-                                                 b.getZeroAttr(sumType));
-          scf::YieldOp::create(b, loc, SmallVector<Value>(slots, zero));
-        }
-        SmallVector<Value> sums(start.getResults());
-        auto chunks = scf::ForOp::create(
-            b, loc, segmentBegin, segmentEnd, im.c(kWarp), sums,
-            [&](OpBuilder &cb, Location, Value base, ValueRange carried) {
-              IndexMath cm{cb, loc};
-              Value index = cm.add(base, lane);
-              Value safe =
-                  count % kWarp == 0
-                      ? index
-                      : arith::MinUIOp::create(cb, loc, index, cm.c(count - 1))
-                            .getResult();
-              Value target = clampedId(
-                  cb, loc, memref::LoadOp::create(cb, loc, ids, safe), rows);
-              // target - firstRow < rowsPerWarp, unsigned: in the block.
-              Value match = cmp(cb, loc, arith::CmpIPredicate::ult,
-                                cm.sub(target, firstRow), cm.c(rowsPerWarp));
-              if (count % kWarp != 0)
-                match = both(cb, loc, match, cm.lt(index, cm.c(count)));
-              // The warp's ballot: one redux.sync (every lane takes part).
-              Value bits = gpu::SubgroupReduceOp::create(
-                  cb, loc,
-                  arith::SelectOp::create(cb, loc, match, laneBit,
-                                          i32Constant(cb, 0)),
-                  gpu::AllReduceOperation::OR, /*uniform=*/true);
-              SmallVector<Value> state{bits};
-              state.append(carried.begin(), carried.end());
-              SmallVector<Type> stateTypes{i32};
-              stateTypes.append(sumTypes);
-              auto matches = scf::WhileOp::create(
-                  cb, loc, stateTypes, state,
-                  [&](OpBuilder &wb, Location, ValueRange current) {
-                    Value more = cmp(wb, loc, arith::CmpIPredicate::ne,
-                                     current[0], i32Constant(wb, 0));
-                    scf::ConditionOp::create(wb, loc, more, current);
-                  },
-                  [&](OpBuilder &wb, Location, ValueRange current) {
-                    IndexMath wm{wb, loc};
-                    // Up to kScatterMatches matches per iteration, their
-                    // loads issued before any add, so that a row with many
-                    // updates waits for one load latency per group of them.
-                    Value set = current[0];
-                    SmallVector<Value> has, rowOf;
-                    SmallVector<SmallVector<Value>> loaded;
-                    for (int64_t m = 0; m < kScatterMatches; ++m) {
-                      has.push_back(cmp(wb, loc, arith::CmpIPredicate::ne, set,
-                                        i32Constant(wb, 0)));
-                      // The lowest set bit's position is the exponent of
-                      // its value as an f32 (math.cttz has no NVVM lowering
-                      // here); 0 when no bit is left.
-                      Value lowest = arith::AndIOp::create(
-                          wb, loc, set,
-                          arith::SubIOp::create(wb, loc, i32Constant(wb, 0),
-                                                set));
-                      Value exponent = arith::ShRUIOp::create(
-                          wb, loc,
-                          arith::BitcastOp::create(
-                              wb, loc, i32,
-                              arith::UIToFPOp::create(wb, loc, wb.getF32Type(),
-                                                      lowest)),
-                          i32Constant(wb, 23));
-                      Value bit = arith::SelectOp::create(
-                          wb, loc, has.back(),
-                          arith::SubIOp::create(wb, loc, exponent,
-                                                i32Constant(wb, 127)),
-                          i32Constant(wb, 0));
-                      Value k = arith::IndexCastOp::create(
-                          wb, loc, wb.getIndexType(), bit);
-                      Value j = wm.add(base, k);
-                      Value from = wm.add(updateBase, wm.mul(j, wm.c(inner)));
-                      // The match's row in the block (every lane reads the
-                      // same index).
-                      rowOf.push_back(wm.sub(
-                          clampedId(wb, loc,
-                                    memref::LoadOp::create(wb, loc, ids, j),
-                                    rows),
-                          firstRow));
-                      loaded.emplace_back();
-                      for (Value column : reads)
-                        loaded.back().push_back(widen(
-                            wb, memref::LoadOp::create(wb, loc, updates,
-                                                       wm.add(from, column))));
-                      set = arith::AndIOp::create(
-                          wb, loc, set,
-                          arith::SubIOp::create(wb, loc, set,
-                                                i32Constant(wb, 1)));
-                    }
-                    SmallVector<Value> sums(current.drop_front());
-                    for (int64_t m = 0; m < kScatterMatches; ++m)
-                      for (int64_t row = 0; row < rowsPerWarp; ++row) {
-                        Value mine = arith::AndIOp::create(
-                            wb, loc, has[m],
-                            cmp(wb, loc, arith::CmpIPredicate::eq, rowOf[m],
-                                wm.c(row)));
-                        for (int64_t q = 0; q < perLane; ++q) {
-                          Value &sum = sums[row * perLane + q];
-                          sum = arith::SelectOp::create(
-                              wb, loc, mine, add(wb, sum, loaded[m][q]), sum);
-                        }
-                      }
-                    SmallVector<Value> next{set};
-                    next.append(sums);
-                    scf::YieldOp::create(wb, loc, next);
+        auto roundLoop = scf::ForOp::create(
+            b, loc, im.c(0), im.c(rounds), im.c(1), sums,
+            [&](OpBuilder &rb, Location, Value round, ValueRange carried) {
+              IndexMath rm{rb, loc};
+              Value roundBase = rm.mul(round, rm.c(perRound));
+              Value warpBase = rm.add(roundBase, rm.mul(warp, rm.c(perWarp)));
+              // The lane's indices, loaded before any is compared.
+              SmallVector<Value> positions, targets;
+              for (int64_t s = 0; s < kScatterIdsPerLane; ++s) {
+                Value index = rm.add(warpBase, rm.add(lane, rm.c(s * kWarp)));
+                Value safe = count % perRound == 0
+                                 ? index
+                                 : arith::MinUIOp::create(rb, loc, index,
+                                                          rm.c(count - 1))
+                                       .getResult();
+                positions.push_back(index);
+                targets.push_back(clampedId(
+                    rb, loc, memref::LoadOp::create(rb, loc, ids, safe), rows));
+              }
+              Value cursor = i32Constant(rb, 0);
+              Value listBase = rm.mul(warp, rm.c(perWarp));
+              for (int64_t s = 0; s < kScatterIdsPerLane; ++s) {
+                // target - firstRow < blockRows, unsigned: in the block.
+                Value offset = rm.sub(targets[s], firstRow);
+                Value match = cmp(rb, loc, arith::CmpIPredicate::ult, offset,
+                                  rm.c(blockRows));
+                if (count % perRound != 0)
+                  match =
+                      both(rb, loc, match, rm.lt(positions[s], rm.c(count)));
+                // The warp's ballot: one redux.sync (every lane takes part).
+                Value bits = gpu::SubgroupReduceOp::create(
+                    rb, loc,
+                    arith::SelectOp::create(rb, loc, match, laneBit,
+                                            i32Constant(rb, 0)),
+                    gpu::AllReduceOperation::OR, /*uniform=*/true);
+                Value slot = arith::AddIOp::create(
+                    rb, loc, cursor,
+                    popcount(rb,
+                             arith::AndIOp::create(rb, loc, bits, lanesBelow)));
+                // The entry: the index's place in the warp's share of the
+                // round, times blockRows, plus its row in the block.
+                Value entry = rm.add(
+                    rm.mul(rm.add(lane, rm.c(s * kWarp)), rm.c(blockRows)),
+                    offset);
+                ifThen(rb, loc, match, [&] {
+                  memref::StoreOp::create(
+                      rb, loc, arith::IndexCastOp::create(rb, loc, i32, entry),
+                      lists, rm.add(listBase, toIndex(rb, slot)));
+                });
+                cursor =
+                    arith::AddIOp::create(rb, loc, cursor, popcount(rb, bits));
+              }
+              ifThen(
+                  rb, loc,
+                  cmp(rb, loc, arith::CmpIPredicate::eq, lane, rm.c(0)), [&] {
+                    memref::StoreOp::create(rb, loc, cursor, listSizes, warp);
                   });
-              scf::YieldOp::create(cb, loc, matches.getResults().drop_front());
+              gpu::BarrierOp::create(rb, loc);
+              // Every thread adds the lists' updates in warp order.
+              auto warpLoop = scf::ForOp::create(
+                  rb, loc, rm.c(0), rm.c(warps), rm.c(1), carried,
+                  [&](OpBuilder &wb, Location, Value w, ValueRange partial) {
+                    IndexMath wm{wb, loc};
+                    Value size = toIndex(
+                        wb, memref::LoadOp::create(wb, loc, listSizes, w));
+                    Value base = wm.mul(w, wm.c(perWarp));
+                    // kScatterEntriesPerStep entries at a time, their loads
+                    // issued before any add: a frequent row's block walks
+                    // thousands (an embedding gradient of text).
+                    auto entryLoop = scf::ForOp::create(
+                        wb, loc, wm.c(0), size, wm.c(kScatterEntriesPerStep),
+                        partial,
+                        [&](OpBuilder &eb, Location, Value e,
+                            ValueRange current) {
+                          IndexMath em{eb, loc};
+                          Value last = em.sub(size, em.c(1));
+                          SmallVector<Value> valid, rowOffsets;
+                          SmallVector<SmallVector<Value>> loaded;
+                          for (int64_t u = 0; u < kScatterEntriesPerStep; ++u) {
+                            Value k = em.add(e, em.c(u));
+                            valid.push_back(em.lt(k, size));
+                            Value entry = toIndex(
+                                eb, memref::LoadOp::create(
+                                        eb, loc, lists,
+                                        em.add(base, arith::MinUIOp::create(
+                                                         eb, loc, k, last))));
+                            rowOffsets.push_back(em.rem(entry, blockRows));
+                            Value j =
+                                em.add(roundBase,
+                                       em.add(base, em.div(entry, blockRows)));
+                            Value from =
+                                em.add(updateBase, em.mul(j, em.c(inner)));
+                            loaded.emplace_back();
+                            for (Value column : reads)
+                              loaded.back().push_back(
+                                  widen(eb, memref::LoadOp::create(
+                                                eb, loc, updates,
+                                                em.add(from, column))));
+                          }
+                          // Every thread takes the same entry, so the switch
+                          // on its row is uniform: one branch, perThread adds.
+                          SmallVector<Value> next(current);
+                          SmallVector<int64_t> cases;
+                          for (int64_t r = 0; r < blockRows; ++r)
+                            cases.push_back(r);
+                          for (int64_t u = 0; u < kScatterEntriesPerStep; ++u) {
+                            Value row = arith::SelectOp::create(
+                                eb, loc, valid[u], rowOffsets[u],
+                                em.c(blockRows));
+                            auto addTo = scf::IndexSwitchOp::create(
+                                eb, loc, ValueRange(next).getTypes(), row,
+                                cases, blockRows);
+                            OpBuilder::InsertionGuard guard(eb);
+                            for (int64_t r = 0; r <= blockRows; ++r) {
+                              Region &region = r < blockRows
+                                                   ? addTo.getCaseRegions()[r]
+                                                   : addTo.getDefaultRegion();
+                              eb.setInsertionPointToStart(
+                                  &region.emplaceBlock());
+                              SmallVector<Value> updated(next);
+                              for (int64_t q = 0;
+                                   r < blockRows && q < perThread; ++q) {
+                                Value &sum = updated[r * perThread + q];
+                                sum = add(eb, sum, loaded[u][q]);
+                              }
+                              scf::YieldOp::create(eb, loc, updated);
+                            }
+                            eb.setInsertionPointAfter(addTo);
+                            next.assign(addTo.getResults().begin(),
+                                        addTo.getResults().end());
+                          }
+                          scf::YieldOp::create(eb, loc, next);
+                        });
+                    scf::YieldOp::create(wb, loc, entryLoop.getResults());
+                  });
+              // The lists are rewritten by the next round.
+              gpu::BarrierOp::create(rb, loc);
+              scf::YieldOp::create(rb, loc, warpLoop.getResults());
             });
-        // Warp 0 adds the other warps' partial sums in warp order, one
-        // warp's at a time through shared memory.
-        SmallVector<Value> total(chunks.getResults());
-        for (int64_t w = 1; w < warps; ++w) {
-          gpu::BarrierOp::create(b, loc);
-          ifThen(b, loc, cmp(b, loc, arith::CmpIPredicate::eq, warp, im.c(w)),
-                 [&] {
-                   for (int64_t slot = 0; slot < slots; ++slot)
-                     memref::StoreOp::create(b, loc, total[slot], partials,
-                                             im.add(im.c(slot * kWarp), lane));
-                 });
-          gpu::BarrierOp::create(b, loc);
-          auto gather = scf::IfOp::create(b, loc, sumTypes, leader,
-                                          /*withElseRegion=*/true);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&gather.getThenRegion().front());
-          SmallVector<Value> added;
-          for (int64_t slot = 0; slot < slots; ++slot)
-            added.push_back(
-                add(b, total[slot],
-                    memref::LoadOp::create(b, loc, partials,
-                                           im.add(im.c(slot * kWarp), lane))));
-          scf::YieldOp::create(b, loc, added);
-          b.setInsertionPointToStart(&gather.getElseRegion().front());
-          scf::YieldOp::create(b, loc, total);
-          b.setInsertionPointAfter(gather);
-          total.assign(gather.getResults().begin(), gather.getResults().end());
-        }
-        for (int64_t r = 0; r < rowsPerWarp; ++r)
+        for (int64_t r = 0; r < blockRows; ++r)
           for (auto [q, columnAt] : llvm::enumerate(columns)) {
             Value column = columnAt; // a lambda captures variables only
-            Value sum = total[r * perLane + q];
+            Value sum = roundLoop.getResult(r * perThread + q);
             if (widened)
               sum = arith::TruncFOp::create(b, loc, element, sum);
             Value valid =
                 inner % span == 0 ? Value() : im.lt(column, im.c(inner));
             if (rowValid[r])
               valid = both(b, loc, valid, rowValid[r]);
-            valid = both(b, loc, valid, leader);
             Value rowBase = rowBases[r];
             ifThen(b, loc, valid, [&] {
               memref::StoreOp::create(b, loc, sum, out,

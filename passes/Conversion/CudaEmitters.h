@@ -296,9 +296,10 @@ Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
 FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                                     OpBuilder &moduleBuilder);
 
-/// A fusion of one reduction `root`, yielded only, beside side results of
-/// its operand's shape (CudaReductionEmitter.cpp).
-FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
+/// A fusion of reductions `roots` (reductionFusionRoots), yielded only,
+/// beside side results of their operands' shape (CudaReductionEmitter.cpp).
+FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
+                                         ArrayRef<Operation *> roots,
                                          StringRef name,
                                          OpBuilder &moduleBuilder);
 

@@ -80,23 +80,25 @@ SmallVector<Value> resultIndex(IndexMath &im, Operation *root, int64_t rank,
 
 } // namespace
 
-/// A reduction fusion: a reduce_sum/max/min of a fused operand, plus side
-/// results of the operand's shape that nothing computes from the reduction
-/// (XLA's multi-output fusion: the kernel stores them at each operand
-/// element it visits, and it visits each once). The reduced dimensions
+/// A reduction fusion: reduce_sum/max/min ops (the roots) of fused operands
+/// of one shape over the same dimensions, plus side results of that shape
+/// that nothing computes from a reduction (XLA's multi-output fusion: the
+/// kernel stores them at each operand element it visits, visits each once
+/// and carries one accumulator per root). The reduced dimensions
 /// trailing the kept ones make a row reduction (a warp per row, or a block
 /// when there are few rows); a contiguous run of reduced dimensions before
 /// kept ones a column reduction (a tile of columns per block, per index of
 /// the kept dimensions before the run); others a
 /// thread per kept element looping over the rest.
-FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
+FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
+                                         ArrayRef<Operation *> roots,
                                          StringRef name,
                                          OpBuilder &moduleBuilder) {
+  Operation *root = roots.front();
   Location loc = fusion.getLoc();
   MLIRContext *context = fusion.getContext();
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  Value operand = root->getOperand(0);
-  auto operandType = cast<RankedTensorType>(operand.getType());
+  auto operandType = cast<RankedTensorType>(root->getOperand(0).getType());
   Type element = operandType.getElementType();
   if (!isa<FloatType>(element))
     return fusion.emitError("genesis-lower-cuda: integer reductions are not "
@@ -127,7 +129,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
     if (d > reduced.back())
       columnCount *= operandType.getDimSize(d);
   int64_t outerCount = columnCount == 0 ? 0 : keptCount / columnCount;
-  Reducer reducer{root, element};
+  SmallVector<Reducer> reducers;
+  for (Operation *each : roots)
+    reducers.push_back(Reducer{each, element});
+  int64_t rootCount = static_cast<int64_t>(roots.size());
   enum class Kind {
     Row,
     Column,
@@ -156,7 +161,7 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
     blockPerRow = keptCount < kSmCount * 16 && reducedCount >= 4096;
     if (blockPerRow) {
       block = 1024;
-      workgroup.push_back(workgroupBuffer(context, kWarp, element));
+      workgroup.push_back(workgroupBuffer(context, kWarp * rootCount, element));
     } else {
       rowsPerBlock = block / kWarp;
     }
@@ -167,16 +172,28 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       return element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 16 ||
                                         element.getIntOrFloatBitWidth() == 32);
     };
-    bool lanesFit =
-        operandType.getShape().back() % kColumnLanes == 0 &&
-        columnCount % kColumnLanes == 0 &&
-        llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
-        llvm::all_of(fusion.getResultTypes(), vectorFriendly);
-    // From half a block per SM (66 tiles): GPT-2's 768-column LayerNorm
-    // partials (96 tiles of 128) ran 0.27 ms a step faster with lanes.
-    if (lanesFit &&
-        outerCount * ceilDiv(columnCount, kWarp * kColumnLanes) >= kSmCount / 2)
-      lanes = kColumnLanes;
+    // 16-byte vectors of 16-bit inputs: 8 lanes when every input is 16-bit.
+    bool narrowInputs =
+        llvm::all_of(fusion.getInputs().getTypes(), [](Type type) {
+          Type element = getElementTypeOrSelf(type);
+          return element.isIntOrFloat() &&
+                 element.getIntOrFloatBitWidth() == 16;
+        });
+    for (int64_t candidate :
+         {narrowInputs ? 2 * kColumnLanes : kColumnLanes, kColumnLanes}) {
+      bool lanesFit =
+          operandType.getShape().back() % candidate == 0 &&
+          columnCount % candidate == 0 &&
+          llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
+          llvm::all_of(fusion.getResultTypes(), vectorFriendly);
+      // From half a block per SM (66 tiles): GPT-2's 768-column LayerNorm
+      // partials (96 tiles of 128) ran 0.27 ms a step faster with lanes.
+      if (lanesFit && outerCount * ceilDiv(columnCount, kWarp * candidate) >=
+                          kSmCount / 2) {
+        lanes = candidate;
+        break;
+      }
+    }
     int64_t tiles = outerCount * ceilDiv(columnCount, kWarp * lanes);
     bool fewTiles = tiles < kSmCount && reducedCount >= 4096;
     tile = fewTiles ? 8 : kWarp;
@@ -194,6 +211,12 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
+  auto identities = [&] {
+    SmallVector<Value> values;
+    for (const Reducer &reducer : reducers)
+      values.push_back(reducer.identity(b, loc));
+    return values;
+  };
   emitter.laneWidth = lanes;
   SmallVector<Value> flatInputs;
   for (Value input : kernel.inputs) {
@@ -210,11 +233,13 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
                                  bool contiguous) {
       return laneLoads.load(b, loc, argument.getArgNumber(), index, contiguous);
     };
-  Value output;
+  SmallVector<Value> outputs(rootCount);
   SmallVector<std::pair<Value, Value>> sides; // (body value, output memref)
   for (auto [value, memref] : llvm::zip(yield.getValues(), kernel.outputs)) {
-    if (value == root->getResult(0))
-      output = memref;
+    auto it = llvm::find_if(
+        roots, [&](Operation *each) { return each->getResult(0) == value; });
+    if (it != roots.end())
+      outputs[std::distance(roots.begin(), it)] = memref;
     else
       sides.emplace_back(value, memref);
   }
@@ -226,11 +251,21 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
   bool collectSides = false;
   SmallVector<Value> collectedSides;
   LogicalResult status = success();
-  auto valueAt = [&](ValueRange keptIndex, ValueRange reducedIndex) -> Value {
+  // The roots' operands at an element (one per root), its side results
+  // stored or collected.
+  auto valueAt = [&](ValueRange keptIndex,
+                     ValueRange reducedIndex) -> SmallVector<Value> {
     SmallVector<Value> full =
         mergeIndex(kept, reduced, keptIndex, reducedIndex);
     emitter.beginElement(full);
-    FailureOr<Value> x = emitter.at(operand, full);
+    SmallVector<Value> xs;
+    for (Operation *each : roots) {
+      FailureOr<Value> x = emitter.at(each->getOperand(0), full);
+      if (failed(x))
+        status = failure();
+      else
+        xs.push_back(*x);
+    }
     SmallVector<Value> sideScalars;
     for (auto [value, memref] : sides) {
       FailureOr<Value> scalar = emitter.at(value, full);
@@ -239,10 +274,8 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       else
         sideScalars.push_back(*scalar);
     }
-    if (failed(x) || failed(status)) {
-      status = failure();
-      return reducer.identity(b, loc);
-    }
+    if (failed(status))
+      return identities();
     auto storeSides = [&] {
       for (auto [scalar, side] : llvm::zip(sideScalars, sides))
         memref::StoreOp::create(b, loc, scalar, side.second, full);
@@ -257,25 +290,29 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
       b.setInsertionPointToStart(&branch.getThenRegion().front());
       storeSides();
     }
-    return *x;
+    return xs;
   };
-  // Accumulates `operand` over reduced positions [first, count) by `step`
-  // for the kept position `keptIndex`.
-  auto accumulate = [&](ValueRange keptIndex, Value first, int64_t step) {
+  // Accumulates the roots' operands over reduced positions [first, count) by
+  // `step` for the kept position `keptIndex`.
+  auto accumulate = [&](ValueRange keptIndex, Value first,
+                        int64_t step) -> SmallVector<Value> {
     auto loop = scf::ForOp::create(
-        b, loc, first, im.c(reducedCount), im.c(step),
-        ValueRange{reducer.identity(b, loc)},
+        b, loc, first, im.c(reducedCount), im.c(step), identities(),
         [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          Value x = valueAt(keptIndex, im.delinearize(r, reducedShape));
-          scf::YieldOp::create(lb, loc, reducer.combine(b, loc, carried[0], x));
+          SmallVector<Value> xs =
+              valueAt(keptIndex, im.delinearize(r, reducedShape));
+          SmallVector<Value> next;
+          for (auto [k, reducer] : llvm::enumerate(reducers))
+            next.push_back(reducer.combine(b, loc, carried[k], xs[k]));
+          scf::YieldOp::create(lb, loc, next);
         });
-    return loop.getResult(0);
+    return SmallVector<Value>(loop.getResults());
   };
-  auto store = [&](Value total, ValueRange keptIndex) {
-    memref::StoreOp::create(b, loc, total, output,
-                            resultIndex(im, root, rank, kept, keptIndex));
+  auto store = [&](int64_t k, Value total, ValueRange keptIndex) {
+    memref::StoreOp::create(b, loc, total, outputs[k],
+                            resultIndex(im, roots[k], rank, kept, keptIndex));
   };
   auto ifThen = [&](Value condition, function_ref<void()> then) {
     auto branch = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
@@ -293,11 +330,16 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
         im.add(im.mul(im.blockId(), im.c(rowsPerBlock)), im.div(thread, kWarp));
     ifThen(im.lt(row, im.c(keptCount)), [&] {
       SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
-      Value total =
-          reducer.warpReduce(b, loc, accumulate(keptIndex, lane, kWarp));
+      SmallVector<Value> sums = accumulate(keptIndex, lane, kWarp);
+      SmallVector<Value> totals;
+      for (auto [k, reducer] : llvm::enumerate(reducers))
+        totals.push_back(reducer.warpReduce(b, loc, sums[k]));
       ifThen(
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero),
-          [&] { store(total, keptIndex); });
+          [&] {
+            for (auto [k, total] : llvm::enumerate(totals))
+              store(k, total, keptIndex);
+          });
     });
   } else if (kind == Kind::Row) {
     setLaunch(kernel, keptCount, block);
@@ -305,19 +347,31 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
     Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
     Value row = im.blockId();
     SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
-    Value partial =
-        reducer.warpReduce(b, loc, accumulate(keptIndex, thread, block));
+    SmallVector<Value> sums = accumulate(keptIndex, thread, block);
+    SmallVector<Value> partials;
+    for (auto [k, reducer] : llvm::enumerate(reducers))
+      partials.push_back(reducer.warpReduce(b, loc, sums[k]));
+    // Root k's warp partials at [32 k, 32 k + 32).
     Value shared = kernel.workgroup[0];
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero),
-           [&] { memref::StoreOp::create(b, loc, partial, shared, warp); });
+           [&] {
+             for (auto [k, partial] : llvm::enumerate(partials))
+               memref::StoreOp::create(
+                   b, loc, partial, shared,
+                   im.add(warp, im.c(static_cast<int64_t>(k) * kWarp)));
+           });
     gpu::BarrierOp::create(b, loc);
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero),
            [&] {
-             Value mine = memref::LoadOp::create(b, loc, shared, lane);
-             Value total = reducer.warpReduce(b, loc, mine);
-             ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          lane, zero),
-                    [&] { store(total, keptIndex); });
+             for (auto [k, reducer] : llvm::enumerate(reducers)) {
+               Value mine = memref::LoadOp::create(
+                   b, loc, shared,
+                   im.add(lane, im.c(static_cast<int64_t>(k) * kWarp)));
+               Value total = reducer.warpReduce(b, loc, mine);
+               ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            lane, zero),
+                      [&] { store(k, total, keptIndex); });
+             }
            });
   } else if (kind == Kind::Column) {
     int64_t tileColumns = tile * lanes;
@@ -348,32 +402,38 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
     if (lanes > 1)
       for (auto &side : sides)
         flatSides.push_back(flatten(b, loc, side.second));
+    // partials[k * lanes + l]: root k's sum at lane l.
     SmallVector<Value> partials;
     if (lanes == 1) {
-      partials.push_back(accumulate(keptIndices.front(), group, rowGroups));
+      partials = accumulate(keptIndices.front(), group, rowGroups);
     } else {
       // The lanes' sums in one loop; each row's side results stored as one
       // vector per side.
-      SmallVector<Value> identities(lanes, reducer.identity(b, loc));
+      SmallVector<Value> initial;
+      for (const Reducer &reducer : reducers)
+        initial.append(lanes, reducer.identity(b, loc));
       auto loop = scf::ForOp::create(
-          b, loc, group, im.c(reducedCount), im.c(rowGroups), identities,
+          b, loc, group, im.c(reducedCount), im.c(rowGroups), initial,
           [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
             SmallVector<Value> reducedIndex = im.delinearize(r, reducedShape);
             collectSides = true;
             SmallVector<SmallVector<Value>> sideLanes(sides.size());
-            SmallVector<Value> sums;
+            SmallVector<Value> sums(carried);
             SmallVector<Value> firstIndex;
             for (int64_t l = 0; l < lanes; ++l) {
               laneLoads.beginLane(l);
-              Value x = valueAt(keptIndices[l], reducedIndex);
+              SmallVector<Value> xs = valueAt(keptIndices[l], reducedIndex);
               for (auto [s, scalar] : llvm::enumerate(collectedSides))
                 sideLanes[s].push_back(scalar);
               if (l == 0)
                 firstIndex =
                     mergeIndex(kept, reduced, keptIndices[0], reducedIndex);
-              sums.push_back(reducer.combine(b, loc, carried[l], x));
+              for (auto [k, reducer] : llvm::enumerate(reducers)) {
+                Value &sum = sums[k * lanes + l];
+                sum = reducer.combine(b, loc, sum, xs[k]);
+              }
             }
             collectSides = false;
             laneLoads.beginLane(0);
@@ -397,37 +457,42 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion, Operation *root,
           });
       partials.assign(loop.getResults().begin(), loop.getResults().end());
     }
+    // One root at a time through the shared buffer.
     Value shared = kernel.workgroup[0];
-    for (auto [l, partial] : llvm::enumerate(partials))
-      memref::StoreOp::create(
-          b, loc, partial, shared,
-          im.add(im.mul(thread, im.c(lanes)), im.c(static_cast<int64_t>(l))));
-    gpu::BarrierOp::create(b, loc);
-    ifThen(arith::AndIOp::create(b, loc, inRange,
-                                 arith::CmpIOp::create(b, loc,
-                                                       arith::CmpIPredicate::eq,
-                                                       group, zero)),
-           [&] {
-             // Combined in group order: a fixed order, so deterministic.
-             for (int64_t l = 0; l < lanes; ++l) {
-               auto at = [&](int64_t g) {
-                 return memref::LoadOp::create(
-                     b, loc, shared,
-                     im.add(im.mul(im.add(lane, im.c(g * tile)), im.c(lanes)),
-                            im.c(l)));
-               };
-               Value total = at(0);
-               for (int64_t g = 1; g < rowGroups; ++g)
-                 total = reducer.combine(b, loc, total, at(g));
-               store(total, keptIndices[l]);
-             }
-           });
+    for (auto [k, reducer] : llvm::enumerate(reducers)) {
+      if (k > 0)
+        gpu::BarrierOp::create(b, loc);
+      for (int64_t l = 0; l < lanes; ++l)
+        memref::StoreOp::create(b, loc, partials[k * lanes + l], shared,
+                                im.add(im.mul(thread, im.c(lanes)), im.c(l)));
+      gpu::BarrierOp::create(b, loc);
+      ifThen(arith::AndIOp::create(
+                 b, loc, inRange,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                       zero)),
+             [&] {
+               // Combined in group order: a fixed order, so deterministic.
+               for (int64_t l = 0; l < lanes; ++l) {
+                 auto at = [&](int64_t g) {
+                   return memref::LoadOp::create(
+                       b, loc, shared,
+                       im.add(im.mul(im.add(lane, im.c(g * tile)), im.c(lanes)),
+                              im.c(l)));
+                 };
+                 Value total = at(0);
+                 for (int64_t g = 1; g < rowGroups; ++g)
+                   total = reducer.combine(b, loc, total, at(g));
+                 store(k, total, keptIndices[l]);
+               }
+             });
+    }
   } else {
     setLaunch(kernel, ceilDiv(keptCount, 256), 256);
     Value position = im.globalId(256);
     ifThen(im.lt(position, im.c(keptCount)), [&] {
       SmallVector<Value> keptIndex = im.delinearize(position, keptShape);
-      store(accumulate(keptIndex, im.c(0), 1), keptIndex);
+      for (auto [k, total] : llvm::enumerate(accumulate(keptIndex, im.c(0), 1)))
+        store(k, total, keptIndex);
     });
   }
   gpu::ReturnOp::create(b, loc);

@@ -42,7 +42,7 @@ bool isLoopFusion(Operation *op) {
 
 bool isReductionFusion(Operation *op) {
   auto fusion = dyn_cast<FusionOp>(op);
-  return fusion && reductionFusionRoot(fusion);
+  return fusion && !reductionFusionRoots(fusion).empty();
 }
 
 bool isRowFusion(Operation *op) {
@@ -58,7 +58,7 @@ FailureOr<GpuKernel> emitLoop(Operation *op, StringRef name,
 FailureOr<GpuKernel> emitReduction(Operation *op, StringRef name,
                                    OpBuilder &builder) {
   auto fusion = cast<FusionOp>(op);
-  return emitReductionFusion(fusion, reductionFusionRoot(fusion), name,
+  return emitReductionFusion(fusion, reductionFusionRoots(fusion), name,
                              builder);
 }
 

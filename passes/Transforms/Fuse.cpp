@@ -61,30 +61,43 @@ std::optional<ArrayRef<int64_t>> genesis::reducedDims(Operation *op) {
   return std::nullopt;
 }
 
-Operation *genesis::reductionFusionRoot(FusionOp fusion) {
+SmallVector<Operation *> genesis::reductionFusionRoots(FusionOp fusion) {
   Block &body = fusion.getBody().front();
-  Operation *root = nullptr;
-  for (Operation &op : body) {
-    if (!reducedDims(&op))
-      continue;
-    if (root)
-      return nullptr;
-    root = &op;
+  SmallVector<Operation *> roots;
+  for (Operation &op : body)
+    if (reducedDims(&op))
+      roots.push_back(&op);
+  if (roots.empty())
+    return {};
+  Operation *first = roots.front();
+  for (Operation *root : roots) {
+    bool alike =
+        root->getOperand(0).getType() == first->getOperand(0).getType() &&
+        *reducedDims(root) == *reducedDims(first) &&
+        root->getResult(0).getType() == first->getResult(0).getType();
+    bool yieldedOnly =
+        llvm::all_of(root->getResult(0).getUsers(),
+                     [](Operation *user) { return isa<YieldOp>(user); });
+    if (!alike || !yieldedOnly)
+      return {};
   }
-  if (!root)
-    return nullptr;
-  Value result = root->getResult(0);
   auto operandShape =
-      cast<RankedTensorType>(root->getOperand(0).getType()).getShape();
+      cast<RankedTensorType>(first->getOperand(0).getType()).getShape();
   bool sidesOfOperandShape =
       llvm::all_of(body.getTerminator()->getOperands(), [&](Value value) {
-        return value == result ||
+        return llvm::any_of(roots,
+                            [&](Operation *root) {
+                              return root->getResult(0) == value;
+                            }) ||
                cast<RankedTensorType>(value.getType()).getShape() ==
                    operandShape;
       });
-  bool yieldedOnly = llvm::all_of(
-      result.getUsers(), [](Operation *user) { return isa<YieldOp>(user); });
-  return sidesOfOperandShape && yieldedOnly ? root : nullptr;
+  return sidesOfOperandShape ? roots : SmallVector<Operation *>();
+}
+
+Operation *genesis::reductionFusionRoot(FusionOp fusion) {
+  SmallVector<Operation *> roots = reductionFusionRoots(fusion);
+  return roots.size() == 1 ? roots.front() : nullptr;
 }
 
 //===----------------------------------------------------------------------===//

@@ -82,12 +82,44 @@ FusionOp siblingReduction(FusionOp sibling) {
   return {};
 }
 
-/// `consumer`'s body moved into `producer`, whose yields grow by the
-/// consumer's results.
-void merge(FusionOp producer, FusionOp consumer) {
-  LLVM_DEBUG(llvm::dbgs() << "merging the consumer at " << consumer.getLoc()
-                          << " into the reduction at " << producer.getLoc()
-                          << "\n");
+struct GenesisMergeSideResultsPass
+    : public genesis::impl::GenesisMergeSideResultsBase<
+          GenesisMergeSideResultsPass> {
+  void runOnOperation() override {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<FusionOp> fusions;
+      getOperation().walk([&](FusionOp fusion) { fusions.push_back(fusion); });
+      for (FusionOp consumer : fusions) {
+        for (Value input : consumer.getInputs()) {
+          auto producer = input.getDefiningOp<FusionOp>();
+          std::optional<ArrayRef<int64_t>> shape;
+          if (producer)
+            shape = sideShape(producer);
+          if (shape && mergeable(producer, *shape, consumer)) {
+            mergeFusions(producer, consumer);
+            changed = true;
+            break;
+          }
+        }
+        if (changed)
+          break;
+        if (FusionOp reduction = siblingReduction(consumer)) {
+          mergeFusions(reduction, consumer);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+};
+
+} // namespace
+
+FusionOp genesis::mergeFusions(FusionOp producer, FusionOp consumer) {
+  LLVM_DEBUG(llvm::dbgs() << "merging the fusion at " << consumer.getLoc()
+                          << " into the one at " << producer.getLoc() << "\n");
   SmallVector<Value> inputs(producer.getInputs());
   Block &producerBody = producer.getBody().front();
   auto producerYield = cast<YieldOp>(producerBody.getTerminator());
@@ -132,39 +164,5 @@ void merge(FusionOp producer, FusionOp consumer) {
   consumer->replaceAllUsesWith(merged.getResults().drop_front(count));
   consumer.erase();
   producer.erase();
+  return merged;
 }
-
-struct GenesisMergeSideResultsPass
-    : public genesis::impl::GenesisMergeSideResultsBase<
-          GenesisMergeSideResultsPass> {
-  void runOnOperation() override {
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      SmallVector<FusionOp> fusions;
-      getOperation().walk([&](FusionOp fusion) { fusions.push_back(fusion); });
-      for (FusionOp consumer : fusions) {
-        for (Value input : consumer.getInputs()) {
-          auto producer = input.getDefiningOp<FusionOp>();
-          std::optional<ArrayRef<int64_t>> shape;
-          if (producer)
-            shape = sideShape(producer);
-          if (shape && mergeable(producer, *shape, consumer)) {
-            merge(producer, consumer);
-            changed = true;
-            break;
-          }
-        }
-        if (changed)
-          break;
-        if (FusionOp reduction = siblingReduction(consumer)) {
-          merge(reduction, consumer);
-          changed = true;
-          break;
-        }
-      }
-    }
-  }
-};
-
-} // namespace

@@ -149,31 +149,84 @@ func.func @gather(%a: tensor<16x64x96xf32>, %b: tensor<2x5xi64>, %t: tensor<1000
 
 // -----
 
-// scatter_add: a block per 4 result rows (125 blocks for 500 rows), each
-// lane holding 2 of the 64 columns of each row in f64; warp w walks ids
-// [512 w, 512 w + 512), 32 at a time, the lanes' bits for ids in the row
-// block ORed across the warp (a uniform subgroup reduce, which becomes one
-// redux.sync), the matches added in order; warp 0 then adds
-// the 7 other warps' partial sums in order through 2 KB of shared memory
-// and stores the rows.
+// scatter_add: a block per 32 result rows (16 blocks for 500 rows), each
+// thread owning one of the 64 columns of each row (threads past 64 read the
+// last column and store nothing), its 32 sums in f64 started from the
+// operand; one round of 4096 ids: warp w loads ids [512 w, 512 w + 512),
+// 16 per lane, the lanes' bits for ids in the row block ORed across the warp
+// (a uniform subgroup reduce: one redux.sync), each match's slot in the
+// warp's list a popcount of the bits below its lane; after a barrier every
+// thread walks the 8 lists in order, 16 entries at a time, adding each to
+// its row's sums through a switch on the row; no atomics.
 // CHECK-LABEL: func.func @scatter(
-// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [125, 1, 1], block = [256, 1, 1], shared = 0>
-// CHECK: gpu.func @scatter_scatter_add0({{.+}}) workgroup(%[[PARTIALS:.+]] : memref<256xf64, #gpu.address_space<workgroup>>
-// CHECK: arith.muli %{{.+}}, %c512
-// CHECK: arith.extf %{{.+}} : f32 to f64
-// CHECK: scf.for {{.+}} step %c32{{.*}} iter_args({{.+}}) -> (f64, f64, f64, f64, f64, f64, f64, f64)
+// CHECK: genesis.scatter_add {{.+}}genesis.kernel = @scatter_scatter_add0, genesis.launch = #genesis.launch<grid = [16, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @scatter_scatter_add0({{.+}}) workgroup(%[[LISTS:.+]] : memref<4096xi32, #gpu.address_space<workgroup>> {{.+}}, %[[SIZES:.+]] : memref<8xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-32: arith.extf %{{.+}} : f32 to f64
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64, f64)
 // CHECK: gpu.subgroup_reduce or %{{.+}} uniform : (i32) -> i32
-// CHECK: scf.while
+// CHECK: llvm.intr.ctpop
+// CHECK: memref.store %{{.+}}, %[[LISTS]]
+// CHECK: memref.store %{{.+}}, %[[SIZES]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SIZES]]
+// CHECK: scf.for {{.+}} step %c16
+// CHECK: scf.index_switch
 // CHECK: arith.addf %{{.+}} : f64
-// CHECK: arith.addf %{{.+}} : f64
-// CHECK-COUNT-7: gpu.barrier
-// CHECK: memref.load %[[PARTIALS]]
 // CHECK: gpu.barrier
 // CHECK: arith.truncf %{{.+}} : f64 to f32
 // CHECK-NOT: atomic
 func.func @scatter(%z: tensor<500x64xf32>, %ids: tensor<4096xi64>, %u: tensor<4096x64xf32>) -> tensor<500x64xf32> {
   %0 = genesis.scatter_add %z, %ids, %u axis 0 : tensor<500x64xf32>, tensor<4096xi64>, tensor<4096x64xf32>
   return %0 : tensor<500x64xf32>
+}
+
+// -----
+
+// Sibling reductions (genesis-merge-sibling-reductions) of one kernel: a sum
+// and a max over the same column reduction (tiles of 32 columns, 32 row
+// groups of a 1024-thread block) carry one accumulator each in the row loop,
+// beside the side result's store; their partials go through the shared
+// buffer one root at a time (3 barriers).
+// CHECK-LABEL: func.func @sibling_columns(
+// CHECK: genesis.launch = #genesis.launch<grid = [8, 1, 1], block = [1024, 1, 1], shared = 0>
+// CHECK: scf.for {{.+}} -> (f32, f32)
+// CHECK-DAG: arith.addf
+// CHECK-DAG: arith.maximumf
+// CHECK-COUNT-3: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @sibling_columns(%x: tensor<4x512x64xf32>, %dy: tensor<4x512x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x512x64xf32>) {
+  %0:3 = genesis.fusion %x, %dy : (tensor<4x512x64xf32>, tensor<4x512x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x512x64xf32>) {
+  ^bb0(%a: tensor<4x512x64xf32>, %b: tensor<4x512x64xf32>):
+    %1 = genesis.mul %a, %b : tensor<4x512x64xf32>
+    %2 = genesis.reduce_sum %1 dims [1] : tensor<4x512x64xf32>
+    %3 = genesis.reduce_max %b dims [1] : tensor<4x512x64xf32>
+    %4 = genesis.neg %b : tensor<4x512x64xf32>
+    genesis.yield %2, %3, %4 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x512x64xf32>
+  }
+  return %0#0, %0#1, %0#2 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x512x64xf32>
+}
+
+// -----
+
+// Two row sums of one fusion: a warp per row carries both, then a butterfly
+// each; lane 0 stores both.
+// CHECK-LABEL: func.func @sibling_rows(
+// CHECK: genesis.launch = #genesis.launch<grid = [8, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f32, f32)
+// CHECK-COUNT-10: gpu.shuffle xor
+// CHECK: memref.store
+// CHECK: memref.store
+func.func @sibling_rows(%dy: tensor<64x256xf32>, %w: tensor<256xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %0:2 = genesis.fusion %dy, %w : (tensor<64x256xf32>, tensor<256xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  ^bb0(%a: tensor<64x256xf32>, %b: tensor<256xf32>):
+    %1 = genesis.broadcast_in_dim %b, [1] : tensor<256xf32> -> tensor<64x256xf32>
+    %2 = genesis.mul %a, %1 : tensor<64x256xf32>
+    %3 = genesis.reduce_sum %2 dims [1] : tensor<64x256xf32>
+    %4 = genesis.reduce_sum %a dims [1] : tensor<64x256xf32>
+    genesis.yield %3, %4 : tensor<64xf32>, tensor<64xf32>
+  }
+  return %0#0, %0#1 : tensor<64xf32>, tensor<64xf32>
 }
 
 // -----

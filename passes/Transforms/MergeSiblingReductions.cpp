@@ -1,0 +1,89 @@
+//===- MergeSiblingReductions.cpp - Reductions of shared inputs, one kernel
+//===//
+//
+// Implements genesis-merge-sibling-reductions; Passes.td states the
+// algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "genesis-merge-sibling-reductions"
+
+namespace genesis {
+#define GEN_PASS_DEF_GENESISMERGESIBLINGREDUCTIONS
+#include "passes/Passes.h.inc"
+} // namespace genesis
+
+using namespace mlir;
+using namespace genesis;
+
+namespace {
+
+/// Whether the roots of two reduction fusions reduce operands of one type
+/// over the same dimensions to one result type.
+bool alike(Operation *root, Operation *other) {
+  return root->getOperand(0).getType() == other->getOperand(0).getType() &&
+         *reducedDims(root) == *reducedDims(other) &&
+         root->getResult(0).getType() == other->getResult(0).getType();
+}
+
+/// The first reduction fusion after `first` in its block whose roots are
+/// alike to `first`'s, that reads one of its inputs, and whose inputs are
+/// all defined before `first` (so the merged fusion can take its place), or
+/// null.
+FusionOp sibling(FusionOp first, Operation *root) {
+  for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
+    auto fusion = dyn_cast<FusionOp>(op);
+    if (!fusion)
+      continue;
+    SmallVector<Operation *> roots = reductionFusionRoots(fusion);
+    if (roots.empty() || !alike(root, roots.front()))
+      continue;
+    bool sharesInput = llvm::any_of(fusion.getInputs(), [&](Value input) {
+      return llvm::is_contained(first.getInputs(), input);
+    });
+    bool definedBefore = llvm::all_of(fusion.getInputs(), [&](Value input) {
+      Operation *definer = input.getDefiningOp();
+      return !definer || (definer->getBlock() == first->getBlock() &&
+                          definer->isBeforeInBlock(first));
+    });
+    if (sharesInput && definedBefore)
+      return fusion;
+  }
+  return {};
+}
+
+struct GenesisMergeSiblingReductionsPass
+    : public genesis::impl::GenesisMergeSiblingReductionsBase<
+          GenesisMergeSiblingReductionsPass> {
+  void runOnOperation() override {
+    // One forward scan per block: a merged fusion stays in the earlier one's
+    // place and is checked again against the fusions after it.
+    getOperation().walk([](Block *block) {
+      for (Operation *op = block->empty() ? nullptr : &block->front(); op;
+           op = op->getNextNode()) {
+        auto fusion = dyn_cast<FusionOp>(op);
+        if (!fusion)
+          continue;
+        SmallVector<Operation *> roots = reductionFusionRoots(fusion);
+        if (roots.empty())
+          continue;
+        while (FusionOp other = roots.empty()
+                                    ? FusionOp()
+                                    : sibling(fusion, roots.front())) {
+          LLVM_DEBUG(llvm::dbgs() << "merging sibling reductions at "
+                                  << fusion.getLoc() << "\n");
+          fusion = mergeFusions(fusion, other);
+          roots = reductionFusionRoots(fusion);
+        }
+        op = fusion;
+      }
+    });
+  }
+};
+
+} // namespace
