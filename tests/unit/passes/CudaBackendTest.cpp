@@ -315,25 +315,25 @@ TEST(CudaBackend, ColumnReductionsInTwoStages) {
 
 TEST(CudaBackend, SiblingReductionsInOneKernel) {
   // genesis-merge-sibling-reductions: a LayerNorm-backward-like pair of row
-  // sums of %b, and three column reductions of [8, 300, 200] reading %b
+  // sums of %b, and three column reductions of [4, 260, 136] reading %b
   // (split in two stages, their partials merged into one kernel beside the
   // side result %q), one of them a maximum. Tolerance as in
-  // ColumnReductionsInTwoStages (f32 sums of 2400 terms).
+  // ColumnReductionsInTwoStages (f32 sums of 1040 terms, within it).
   constexpr double kSumOf2400 = 3e-5;
   EXPECT_ON_DEVICE(deviceError(R"(
-    func.func @f(%a: tensor<8x300x200xf32>, %b: tensor<8x300x200xf32>, %w: tensor<200xf32>)
-        -> (tensor<200xf32>, tensor<200xf32>, tensor<200xf32>, tensor<8x300x200xf32>, tensor<8x300xf32>, tensor<8x300xf32>) {
-      %p = genesis.mul %a, %b : tensor<8x300x200xf32>
-      %0 = genesis.reduce_sum %p dims [0, 1] : tensor<8x300x200xf32>
-      %1 = genesis.reduce_sum %b dims [0, 1] : tensor<8x300x200xf32>
-      %q = genesis.sub %a, %b : tensor<8x300x200xf32>
-      %2 = genesis.reduce_max %q dims [0, 1] : tensor<8x300x200xf32>
-      %wb = genesis.broadcast_in_dim %w, [2] : tensor<200xf32> -> tensor<8x300x200xf32>
-      %g = genesis.mul %b, %wb : tensor<8x300x200xf32>
-      %3 = genesis.reduce_sum %g dims [2] : tensor<8x300x200xf32>
-      %gp = genesis.mul %g, %a : tensor<8x300x200xf32>
-      %4 = genesis.reduce_sum %gp dims [2] : tensor<8x300x200xf32>
-      return %0, %1, %2, %q, %3, %4 : tensor<200xf32>, tensor<200xf32>, tensor<200xf32>, tensor<8x300x200xf32>, tensor<8x300xf32>, tensor<8x300xf32>
+    func.func @f(%a: tensor<4x260x136xf32>, %b: tensor<4x260x136xf32>, %w: tensor<136xf32>)
+        -> (tensor<136xf32>, tensor<136xf32>, tensor<136xf32>, tensor<4x260x136xf32>, tensor<4x260xf32>, tensor<4x260xf32>) {
+      %p = genesis.mul %a, %b : tensor<4x260x136xf32>
+      %0 = genesis.reduce_sum %p dims [0, 1] : tensor<4x260x136xf32>
+      %1 = genesis.reduce_sum %b dims [0, 1] : tensor<4x260x136xf32>
+      %q = genesis.sub %a, %b : tensor<4x260x136xf32>
+      %2 = genesis.reduce_max %q dims [0, 1] : tensor<4x260x136xf32>
+      %wb = genesis.broadcast_in_dim %w, [2] : tensor<136xf32> -> tensor<4x260x136xf32>
+      %g = genesis.mul %b, %wb : tensor<4x260x136xf32>
+      %3 = genesis.reduce_sum %g dims [2] : tensor<4x260x136xf32>
+      %gp = genesis.mul %g, %a : tensor<4x260x136xf32>
+      %4 = genesis.reduce_sum %gp dims [2] : tensor<4x260x136xf32>
+      return %0, %1, %2, %q, %3, %4 : tensor<136xf32>, tensor<136xf32>, tensor<136xf32>, tensor<4x260x136xf32>, tensor<4x260xf32>, tensor<4x260xf32>
     })",
                                1, {}, {}, "", kSumOf2400),
                    kSumOf2400);
