@@ -546,15 +546,17 @@ def GenesisMergeSiblingReductions
     (reductionFusionRoots: reductions, yielded only, beside side results of
     their operands' shape) merge when their reductions reduce operands of
     one type over the same dimensions to one result type, they share an
-    input, and every input of the later one is defined before the earlier
-    one: the merged fusion takes the earlier one's place and yields both
+    input (or read results of one op: the second stages of column reductions
+    merged in their first), and every input of the later one is defined
+    before the earlier one: the merged fusion takes the earlier one's place and yields both
     fusions' results, and its kernel reads each shared input once, one
     accumulator per reduction (genesis-lower-cuda). The scan restarts after
     each merge and ends when no pair merges. A LayerNorm's backward over
     GPT-2's [16, 1024, 768] rows: its two row sums (of dy * w and of
     dy * w * xhat) become one kernel, and the partials of its weight, bias
     and input-bias gradients (after genesis-split-column-reductions) one
-    more, which also writes the input gradient.
+    more, which also writes the input gradient, and their second stages a
+    third.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

@@ -32,7 +32,8 @@ bool alike(Operation *root, Operation *other) {
 }
 
 /// The first reduction fusion after `first` in its block whose roots are
-/// alike to `first`'s, that reads one of its inputs, and whose inputs are
+/// alike to `first`'s, that reads one of its inputs (or another result of an
+/// op `first` reads), and whose inputs are
 /// all defined before `first` (so the merged fusion can take its place), or
 /// null.
 FusionOp sibling(FusionOp first, Operation *root) {
@@ -43,8 +44,14 @@ FusionOp sibling(FusionOp first, Operation *root) {
     SmallVector<Operation *> roots = reductionFusionRoots(fusion);
     if (roots.empty() || !alike(root, roots.front()))
       continue;
+    // A shared input, or results of one op (the partials of sibling column
+    // reductions, which genesis-split-column-reductions finishes apart).
     bool sharesInput = llvm::any_of(fusion.getInputs(), [&](Value input) {
-      return llvm::is_contained(first.getInputs(), input);
+      return llvm::any_of(first.getInputs(), [&](Value other) {
+        return other == input ||
+               (other.getDefiningOp() &&
+                other.getDefiningOp() == input.getDefiningOp());
+      });
     });
     bool definedBefore = llvm::all_of(fusion.getInputs(), [&](Value input) {
       Operation *definer = input.getDefiningOp();

@@ -51,6 +51,34 @@ func.func @rows(%dy: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4xf32>, tens
 
 // -----
 
+// Second stages reading two results of one fusion (the merged partials):
+// one fusion.
+// CHECK-LABEL: func.func @second_stages(
+// CHECK: genesis.fusion %arg0
+// CHECK: %[[F:.+]]:2 = genesis.fusion %{{.+}}#0, %{{.+}}#1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<16xf32>, tensor<16xf32>)
+// CHECK-NOT: genesis.fusion
+func.func @second_stages(%x: tensor<4x8x16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %0:2 = genesis.fusion %x : (tensor<4x8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  ^bb0(%a: tensor<4x8x16xf32>):
+    %1 = genesis.reduce_sum %a dims [1] : tensor<4x8x16xf32>
+    %2 = genesis.reduce_max %a dims [1] : tensor<4x8x16xf32>
+    genesis.yield %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>
+  }
+  %1 = genesis.fusion %0#0 : (tensor<4x16xf32>) -> tensor<16xf32> {
+  ^bb0(%p: tensor<4x16xf32>):
+    %2 = genesis.reduce_sum %p dims [0] : tensor<4x16xf32>
+    genesis.yield %2 : tensor<16xf32>
+  }
+  %2 = genesis.fusion %0#1 : (tensor<4x16xf32>) -> tensor<16xf32> {
+  ^bb0(%p: tensor<4x16xf32>):
+    %3 = genesis.reduce_max %p dims [0] : tensor<4x16xf32>
+    genesis.yield %3 : tensor<16xf32>
+  }
+  return %1, %2 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // Left apart: different reduced dimensions (%0, %1); a later fusion
 // reading %y beside a value computed after %2 (%3's), so the merged fusion
 // could not take %2's place.
