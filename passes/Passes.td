@@ -633,18 +633,25 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       computed by the elemental emitter shared with genesis-lower-cpu, in
       the element type; the multi-index is delinearised once per iteration
       (divisions by constants) when the lanes differ only in the last index.
-    - Reduction fusion (one reduction, yielded only, beside side results of
-      its operand's shape: XLA's multi-output fusion, each operand element
-      stored by the thread that visits it). Reduced dimensions after the
-      kept ones (a row reduction): a warp per row (8 rows per 256-thread
-      block), each lane striding over the row, then a butterfly of
-      `gpu.shuffle xor`; with fewer than 132 x 16 rows of 4096 or more
-      elements, a 1024-thread block per row, warps combined through shared
-      memory.
+    - Reduction fusion (reductions alike in operand type, dimensions and
+      result type, yielded only, beside side results of their operands'
+      shape: XLA's multi-output fusion, each operand element stored by the
+      thread that visits it; one accumulator per reduction, so siblings
+      merged by genesis-merge-sibling-reductions read shared inputs once).
+      Reduced dimensions after the kept ones (a row reduction): a warp per
+      row (8 rows per 256-thread block), each lane striding over the row
+      (4 consecutive elements a step, read as vectors where the element walk
+      keeps them consecutive, when the last dimension and the row are
+      multiples of 4 and 128 and every input and result is 16- or 32-bit: a
+      LayerNorm backward's row sums 36.7 -> 34.0 us on the H100), then a
+      butterfly of `gpu.shuffle xor`; with fewer than 132 x 16 rows of 4096
+      or more elements, a 1024-thread block per row, warps combined through
+      shared memory (32 slots per reduction).
     - Reduction fusion with the reduced dimensions before the kept ones (a
       column reduction): 32 columns per block, the rows split across 8 (or
       32) warps, partial results combined in a fixed order through shared
-      memory, so the result is deterministic. When tiles of 128 columns
+      memory (one reduction at a time), so the result is deterministic.
+      When tiles of 128 columns
       still give half the SMs a block (and the columns, the last extent and
       every input and result are 16- or 32-bit and multiples of 4), each
       thread takes 4 consecutive columns: its inputs, where the element walk

@@ -153,10 +153,17 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
   int64_t block = 256, rowsPerBlock = 1, rowGroups = 1, tile = kWarp;
   // Column: consecutive columns per thread, read and stored as one vector
   // per input and side result wherever the element walk keeps them
-  // consecutive (ElementEmitter::laneWidth).
+  // consecutive (ElementEmitter::laneWidth). Row (a warp per row):
+  // consecutive elements of the row per lane, read the same way.
   int64_t lanes = 1;
   bool blockPerRow = false;
   SmallVector<Type> workgroup;
+  constexpr int64_t kColumnLanes = 4;
+  auto vectorFriendly = [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 16 ||
+                                      element.getIntOrFloatBitWidth() == 32);
+  };
   if (kind == Kind::Row) {
     blockPerRow = keptCount < kSmCount * 16 && reducedCount >= 4096;
     if (blockPerRow) {
@@ -164,14 +171,16 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
       workgroup.push_back(workgroupBuffer(context, kWarp * rootCount, element));
     } else {
       rowsPerBlock = block / kWarp;
+      // 4 consecutive elements a lane when every lane has whole groups of
+      // them (a LayerNorm backward's row sums over 768 elements: 24 a lane).
+      if (operandType.getRank() > 0 &&
+          operandType.getShape().back() % kColumnLanes == 0 &&
+          reducedCount % (kWarp * kColumnLanes) == 0 &&
+          llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
+          llvm::all_of(fusion.getResultTypes(), vectorFriendly))
+        lanes = kColumnLanes;
     }
   } else if (kind == Kind::Column) {
-    constexpr int64_t kColumnLanes = 4;
-    auto vectorFriendly = [](Type type) {
-      Type element = getElementTypeOrSelf(type);
-      return element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 16 ||
-                                        element.getIntOrFloatBitWidth() == 32);
-    };
     // 16-byte vectors of 16-bit inputs: 8 lanes when every input is 16-bit.
     bool narrowInputs =
         llvm::all_of(fusion.getInputs().getTypes(), [](Type type) {
@@ -330,7 +339,32 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
         im.add(im.mul(im.blockId(), im.c(rowsPerBlock)), im.div(thread, kWarp));
     ifThen(im.lt(row, im.c(keptCount)), [&] {
       SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
-      SmallVector<Value> sums = accumulate(keptIndex, lane, kWarp);
+      SmallVector<Value> sums;
+      if (lanes == 1) {
+        sums = accumulate(keptIndex, lane, kWarp);
+      } else {
+        // Lane j takes elements [lanes (j + 32 i), lanes (j + 32 i + 1)).
+        auto loop = scf::ForOp::create(
+            b, loc, im.mul(lane, im.c(lanes)), im.c(reducedCount),
+            im.c(kWarp * lanes), identities(),
+            [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(lb.getInsertionBlock(),
+                                  lb.getInsertionPoint());
+              SmallVector<Value> next(carried);
+              for (int64_t l = 0; l < lanes; ++l) {
+                laneLoads.beginLane(l);
+                SmallVector<Value> xs =
+                    valueAt(keptIndex,
+                            im.delinearize(im.add(r, im.c(l)), reducedShape));
+                for (auto [k, reducer] : llvm::enumerate(reducers))
+                  next[k] = reducer.combine(b, loc, next[k], xs[k]);
+              }
+              laneLoads.beginLane(0);
+              scf::YieldOp::create(lb, loc, next);
+            });
+        sums.assign(loop.getResults().begin(), loop.getResults().end());
+      }
       SmallVector<Value> totals;
       for (auto [k, reducer] : llvm::enumerate(reducers))
         totals.push_back(reducer.warpReduce(b, loc, sums[k]));

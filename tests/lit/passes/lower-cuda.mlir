@@ -209,11 +209,14 @@ func.func @sibling_columns(%x: tensor<4x512x64xf32>, %dy: tensor<4x512x64xf32>) 
 
 // -----
 
-// Two row sums of one fusion: a warp per row carries both, then a butterfly
-// each; lane 0 stores both.
+// Two row sums of one fusion: a warp per row carries both, each lane taking
+// 4 consecutive elements per step (one 16-byte load of the row and of the
+// weight), then a butterfly each; lane 0 stores both.
 // CHECK-LABEL: func.func @sibling_rows(
 // CHECK: genesis.launch = #genesis.launch<grid = [8, 1, 1], block = [256, 1, 1], shared = 0>
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f32, f32)
+// CHECK: scf.for {{.+}} step %c128 iter_args({{.+}}) -> (f32, f32)
+// CHECK: vector.load {{.+}} : memref<16384xf32>, vector<4xf32>
+// CHECK: vector.load {{.+}} : memref<256xf32>, vector<4xf32>
 // CHECK-COUNT-10: gpu.shuffle xor
 // CHECK: memref.store
 // CHECK: memref.store
@@ -227,6 +230,25 @@ func.func @sibling_rows(%dy: tensor<64x256xf32>, %w: tensor<256xf32>) -> (tensor
     genesis.yield %3, %4 : tensor<64xf32>, tensor<64xf32>
   }
   return %0#0, %0#1 : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A reduction of a rank-0 tensor over no dimension (the differential
+// fuzzer's): one thread, no vector lanes (the row kind's lanes look at the
+// last dimension only when there is one).
+// CHECK-LABEL: func.func @scalar_min(
+// CHECK: genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+func.func @scalar_min(%x: tensor<f32>) -> tensor<f32> {
+  %0 = genesis.fusion %x : (tensor<f32>) -> tensor<f32> {
+  ^bb0(%a: tensor<f32>):
+    %1 = genesis.abs %a : tensor<f32>
+    %2 = genesis.reduce_min %1 dims [] : tensor<f32>
+    genesis.yield %2 : tensor<f32>
+  }
+  return %0 : tensor<f32>
 }
 
 // -----
