@@ -33,9 +33,8 @@ bool alike(Operation *root, Operation *other) {
 
 /// The first reduction fusion after `first` in its block whose roots are
 /// alike to `first`'s, that reads one of its inputs (or another result of an
-/// op `first` reads), and whose inputs are
-/// all defined before `first` (so the merged fusion can take its place), or
-/// null.
+/// op `first` reads), and whose inputs are all defined before `first` (so
+/// the merged fusion can take its place), or null.
 FusionOp sibling(FusionOp first, Operation *root) {
   for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
     auto fusion = dyn_cast<FusionOp>(op);
