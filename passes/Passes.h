@@ -57,6 +57,10 @@ std::optional<llvm::ArrayRef<int64_t>> reducedDims(mlir::Operation *op);
 
 class FusionOp;
 
+/// Whether two reductions reduce operands of one type over the same
+/// dimensions to one result type (a reduction kernel can carry both).
+bool alikeReductions(mlir::Operation *reduction, mlir::Operation *other);
+
 /// The reductions of a reduction fusion: every reduce_sum, reduce_max or
 /// reduce_min of the body, their operands of one type, their dimensions and
 /// result types the same, each result used only by the yield, beside side

@@ -158,7 +158,7 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
   int64_t lanes = 1;
   bool blockPerRow = false;
   SmallVector<Type> workgroup;
-  constexpr int64_t kColumnLanes = 4;
+  constexpr int64_t kVectorLanes = 4;
   auto vectorFriendly = [](Type type) {
     Type element = getElementTypeOrSelf(type);
     return element.isIntOrFloat() && (element.getIntOrFloatBitWidth() == 16 ||
@@ -174,11 +174,11 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
       // 4 consecutive elements a lane when every lane has whole groups of
       // them (a LayerNorm backward's row sums over 768 elements: 24 a lane).
       if (operandType.getRank() > 0 &&
-          operandType.getShape().back() % kColumnLanes == 0 &&
-          reducedCount % (kWarp * kColumnLanes) == 0 &&
+          operandType.getShape().back() % kVectorLanes == 0 &&
+          reducedCount % (kWarp * kVectorLanes) == 0 &&
           llvm::all_of(fusion.getInputs().getTypes(), vectorFriendly) &&
           llvm::all_of(fusion.getResultTypes(), vectorFriendly))
-        lanes = kColumnLanes;
+        lanes = kVectorLanes;
     }
   } else if (kind == Kind::Column) {
     // 16-byte vectors of 16-bit inputs: 8 lanes when every input is 16-bit.
@@ -189,7 +189,7 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
                  element.getIntOrFloatBitWidth() == 16;
         });
     for (int64_t candidate :
-         {narrowInputs ? 2 * kColumnLanes : kColumnLanes, kColumnLanes}) {
+         {narrowInputs ? 2 * kVectorLanes : kVectorLanes, kVectorLanes}) {
       bool lanesFit =
           operandType.getShape().back() % candidate == 0 &&
           columnCount % candidate == 0 &&
@@ -302,19 +302,27 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
     return xs;
   };
   // Accumulates the roots' operands over reduced positions [first, count) by
-  // `step` for the kept position `keptIndex`.
-  auto accumulate = [&](ValueRange keptIndex, Value first,
-                        int64_t step) -> SmallVector<Value> {
+  // `step` for the kept position `keptIndex`, `width` consecutive positions
+  // a step (a lane group read through laneLoads when more than one).
+  auto accumulate = [&](ValueRange keptIndex, Value first, int64_t step,
+                        int64_t width = 1) -> SmallVector<Value> {
     auto loop = scf::ForOp::create(
         b, loc, first, im.c(reducedCount), im.c(step), identities(),
         [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          SmallVector<Value> xs =
-              valueAt(keptIndex, im.delinearize(r, reducedShape));
-          SmallVector<Value> next;
-          for (auto [k, reducer] : llvm::enumerate(reducers))
-            next.push_back(reducer.combine(b, loc, carried[k], xs[k]));
+          SmallVector<Value> next(carried);
+          for (int64_t l = 0; l < width; ++l) {
+            if (width > 1)
+              laneLoads.beginLane(l);
+            SmallVector<Value> xs =
+                valueAt(keptIndex, im.delinearize(l ? im.add(r, im.c(l)) : r,
+                                                  reducedShape));
+            for (auto [k, reducer] : llvm::enumerate(reducers))
+              next[k] = reducer.combine(b, loc, next[k], xs[k]);
+          }
+          if (width > 1)
+            laneLoads.beginLane(0);
           scf::YieldOp::create(lb, loc, next);
         });
     return SmallVector<Value>(loop.getResults());
@@ -339,32 +347,10 @@ FailureOr<GpuKernel> emitReductionFusion(FusionOp fusion,
         im.add(im.mul(im.blockId(), im.c(rowsPerBlock)), im.div(thread, kWarp));
     ifThen(im.lt(row, im.c(keptCount)), [&] {
       SmallVector<Value> keptIndex = im.delinearize(row, keptShape);
-      SmallVector<Value> sums;
-      if (lanes == 1) {
-        sums = accumulate(keptIndex, lane, kWarp);
-      } else {
-        // Lane j takes elements [lanes (j + 32 i), lanes (j + 32 i + 1)).
-        auto loop = scf::ForOp::create(
-            b, loc, im.mul(lane, im.c(lanes)), im.c(reducedCount),
-            im.c(kWarp * lanes), identities(),
-            [&](OpBuilder &lb, Location, Value r, ValueRange carried) {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPoint(lb.getInsertionBlock(),
-                                  lb.getInsertionPoint());
-              SmallVector<Value> next(carried);
-              for (int64_t l = 0; l < lanes; ++l) {
-                laneLoads.beginLane(l);
-                SmallVector<Value> xs =
-                    valueAt(keptIndex,
-                            im.delinearize(im.add(r, im.c(l)), reducedShape));
-                for (auto [k, reducer] : llvm::enumerate(reducers))
-                  next[k] = reducer.combine(b, loc, next[k], xs[k]);
-              }
-              laneLoads.beginLane(0);
-              scf::YieldOp::create(lb, loc, next);
-            });
-        sums.assign(loop.getResults().begin(), loop.getResults().end());
-      }
+      // Lane j takes elements [lanes (j + 32 i), lanes (j + 32 i + 1)).
+      SmallVector<Value> sums =
+          accumulate(keptIndex, lanes == 1 ? lane : im.mul(lane, im.c(lanes)),
+                     kWarp * lanes, lanes);
       SmallVector<Value> totals;
       for (auto [k, reducer] : llvm::enumerate(reducers))
         totals.push_back(reducer.warpReduce(b, loc, sums[k]));

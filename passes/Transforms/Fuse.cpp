@@ -61,6 +61,12 @@ std::optional<ArrayRef<int64_t>> genesis::reducedDims(Operation *op) {
   return std::nullopt;
 }
 
+bool genesis::alikeReductions(Operation *reduction, Operation *other) {
+  return reduction->getOperand(0).getType() == other->getOperand(0).getType() &&
+         *reducedDims(reduction) == *reducedDims(other) &&
+         reduction->getResult(0).getType() == other->getResult(0).getType();
+}
+
 SmallVector<Operation *> genesis::reductionFusionRoots(FusionOp fusion) {
   Block &body = fusion.getBody().front();
   SmallVector<Operation *> roots;
@@ -71,14 +77,10 @@ SmallVector<Operation *> genesis::reductionFusionRoots(FusionOp fusion) {
     return {};
   Operation *first = roots.front();
   for (Operation *root : roots) {
-    bool alike =
-        root->getOperand(0).getType() == first->getOperand(0).getType() &&
-        *reducedDims(root) == *reducedDims(first) &&
-        root->getResult(0).getType() == first->getResult(0).getType();
     bool yieldedOnly =
         llvm::all_of(root->getResult(0).getUsers(),
                      [](Operation *user) { return isa<YieldOp>(user); });
-    if (!alike || !yieldedOnly)
+    if (!alikeReductions(root, first) || !yieldedOnly)
       return {};
   }
   auto operandShape =

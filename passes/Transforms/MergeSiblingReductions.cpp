@@ -23,14 +23,6 @@ using namespace genesis;
 
 namespace {
 
-/// Whether the roots of two reduction fusions reduce operands of one type
-/// over the same dimensions to one result type.
-bool alike(Operation *root, Operation *other) {
-  return root->getOperand(0).getType() == other->getOperand(0).getType() &&
-         *reducedDims(root) == *reducedDims(other) &&
-         root->getResult(0).getType() == other->getResult(0).getType();
-}
-
 /// The first reduction fusion after `first` in its block whose roots are
 /// alike to `first`'s, that reads one of its inputs (or another result of an
 /// op `first` reads), and whose inputs are all defined before `first` (so
@@ -41,7 +33,7 @@ FusionOp sibling(FusionOp first, Operation *root) {
     if (!fusion)
       continue;
     SmallVector<Operation *> roots = reductionFusionRoots(fusion);
-    if (roots.empty() || !alike(root, roots.front()))
+    if (roots.empty() || !alikeReductions(root, roots.front()))
       continue;
     // A shared input, or results of one op (the partials of sibling column
     // reductions, which genesis-split-column-reductions finishes apart).
