@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
     options.lossScale = lossScale;
     options.memoryBudget = memoryBudgetFlag(memoryBudget);
     std::vector<uint8_t> planBytes =
-        models::compileLmTrainingPlan(gpt, options);
+        models::compileLmTrainingPlan(gpt, config.vocab_size, options);
 
     std::string planPath = outputDir + "/gpt.gplan";
     writeFileAtomically(planPath, planBytes.data(), planBytes.size());

@@ -3,9 +3,7 @@
 #include "models/lm/GenerationCompiler.h"
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "models/common/HuggingFace.h"
-#include "models/gpt2/Gpt2.h"
 #include "models/lm/Generation.h"
-#include "models/qwen2/Qwen2.h"
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +88,16 @@ std::unique_ptr<CausalLM> loadCausalLM(const std::string &directory) {
               "; generation supports 'gpt2' and 'qwen2'");
 }
 
+std::unique_ptr<CausalLM> makeCausalLM(const models::Gpt2Config &config,
+                                       Generator &generator) {
+  return wrap(std::make_unique<models::Gpt2>(config, generator));
+}
+
+std::unique_ptr<CausalLM> makeCausalLM(const models::Qwen2Config &config,
+                                       Generator &generator) {
+  return wrap(std::make_unique<models::Qwen2ForCausalLM>(config, generator));
+}
+
 std::vector<std::string> randomModelNames() {
   return {"gpt2-tiny", "qwen2-tiny", "gpt2-124m", "qwen2.5-0.5b"};
 }
@@ -107,7 +115,7 @@ std::unique_ptr<CausalLM> randomCausalLM(const std::string &name,
       config.n_layer = 2;
       config.n_head = 4;
     }
-    return wrap(std::make_unique<models::Gpt2>(config, generator));
+    return makeCausalLM(config, generator);
   }
   if (name == "qwen2-tiny" || name == "qwen2.5-0.5b") {
     models::Qwen2Config config = models::Qwen2Config::qwen2_5_0_5b();
@@ -116,7 +124,7 @@ std::unique_ptr<CausalLM> randomCausalLM(const std::string &name,
       config.vocab_size = kTinyVocabulary;
       config.max_position_embeddings = 1024;
     }
-    return wrap(std::make_unique<models::Qwen2ForCausalLM>(config, generator));
+    return makeCausalLM(config, generator);
   }
   std::string known;
   for (const std::string &known_name : randomModelNames())

@@ -13,6 +13,8 @@
 
 #include "frontend/Trace.h"
 #include "frontend/nn/Layers.h"
+#include "models/gpt2/Gpt2.h"
+#include "models/qwen2/Qwen2.h"
 #include "passes/Passes.h"
 
 #include <cstdint>
@@ -49,6 +51,12 @@ public:
 /// model.safetensors) as the model its config's model_type names: "gpt2" or
 /// "qwen2"; any other is a genesis::Error naming the file.
 std::unique_ptr<CausalLM> loadCausalLM(const std::string &directory);
+
+/// The model of `config` with weights drawn from `generator`, in eval mode.
+std::unique_ptr<CausalLM> makeCausalLM(const models::Gpt2Config &config,
+                                       Generator &generator);
+std::unique_ptr<CausalLM> makeCausalLM(const models::Qwen2Config &config,
+                                       Generator &generator);
 
 /// The names randomCausalLM accepts.
 std::vector<std::string> randomModelNames();

@@ -1,4 +1,4 @@
-//===- LmPlan.cpp - Compiled plans of the GPT-2 language model ------------===//
+//===- LmPlan.cpp - Compiled plans of a causal language model -------------===//
 
 #include "models/lm/LmPlan.h"
 #include "dialect/Utils/DiagnosticCapture.h"
@@ -26,7 +26,7 @@ std::vector<uint8_t> compile(Trace &trace,
 
 } // namespace
 
-std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
+std::vector<uint8_t> compileLmTrainingPlan(nn::Module &model, int64_t vocab,
                                            const LmPlanOptions &options) {
   const int64_t tokens = options.batch * options.sequence;
   Trace trace("loss");
@@ -36,7 +36,7 @@ std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
   Tensor targets =
       trace.input("targets", DType::I64, {options.batch, options.sequence});
   // cross_entropy takes [N, C] logits: every position is one prediction.
-  Tensor logits = model.forward(ids).reshape({tokens, model.config.vocab_size});
+  Tensor logits = model.forward(ids).reshape({tokens, vocab});
   trace.output("loss", cross_entropy(logits, targets.reshape({tokens})));
   mlir::func::FuncOp loss = trace.finish();
 
@@ -56,7 +56,7 @@ std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
   return compile(trace, {"train_step", "loss"}, options);
 }
 
-std::vector<uint8_t> compileLmSamplingPlan(Gpt2 &model,
+std::vector<uint8_t> compileLmSamplingPlan(nn::Module &model,
                                            const LmPlanOptions &options) {
   // Sampling runs without dropout, whatever mode the model is in.
   bool training = model.is_training();

@@ -1,15 +1,16 @@
-//===- LmPlan.h - Compiled plans of the GPT-2 language model ----*- C++ -*-===//
+//===- LmPlan.h - Compiled plans of a causal language model -----*- C++ -*-===//
 //
-// The compiler side of lm-train (it needs MLIR): the plan that trains a GPT-2
-// on next-token prediction and the plan that samples from it. The training
-// loop itself (models/lm/LmTrainer.h) needs only the runtime.
+// The compiler side of lm-train (it needs MLIR): the plan that trains a
+// causal language model (GPT-2 or Qwen2) on next-token prediction and the
+// plan that samples from it. The training loop itself
+// (models/lm/LmTrainer.h) needs only the runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_MODELS_LM_LMPLAN_H
 #define GENESIS_MODELS_LM_LMPLAN_H
 
-#include "models/gpt2/Gpt2.h"
+#include "frontend/nn/Module.h"
 #include "runtime/plan/PlanFile.h"
 
 #include <cstdint>
@@ -40,18 +41,21 @@ struct LmPlanOptions {
   int64_t memoryBudget = 0;
 };
 
+/// `model` maps ids i64 [B, S] to logits [B, S, vocab] (models::Gpt2,
+/// models::Qwen2ForCausalLM).
+///
 /// A plan with two functions over ids and targets, i64 [batch, sequence]:
 /// `train_step` (mean next-token cross-entropy, gradients, clipping and the
 /// AdamW update; learning rate `lr` from the host) and `loss` (the same loss
 /// without the update, for validation). Throws genesis::Error with the
 /// compiler's first diagnostic on failure.
-std::vector<uint8_t> compileLmTrainingPlan(Gpt2 &model,
+std::vector<uint8_t> compileLmTrainingPlan(nn::Module &model, int64_t vocab,
                                            const LmPlanOptions &options);
 
 /// A plan with `forward`: ids i64 [1, sequence] -> logits f32 [1, sequence,
 /// vocab], the forward pass used to sample (its parameters have the names
 /// of the training plan's, so trained weights bind to it as they are).
-std::vector<uint8_t> compileLmSamplingPlan(Gpt2 &model,
+std::vector<uint8_t> compileLmSamplingPlan(nn::Module &model,
                                            const LmPlanOptions &options);
 
 } // namespace genesis::models

@@ -179,17 +179,25 @@ LmShape describeLmPlan(const Session &session) {
       throw fail(std::string("has no function '") + function + "'");
   const TensorInfo *ids = findTensor(session, "ids");
   const TensorInfo *targets = findTensor(session, "targets");
+  // GPT-2's names, or Qwen2's (HF's Qwen2ForCausalLM: no learned positions).
   const TensorInfo *embedding = findTensor(session, "wte.weight");
   const TensorInfo *positions = findTensor(session, "wpe.weight");
+  std::string layerPrefix = "h.";
+  if (!embedding) {
+    embedding = findTensor(session, "model.embed_tokens.weight");
+    layerPrefix = "model.layers.";
+  }
   if (!ids || ids->role != plan::Role::Input || ids->shape.size() != 2 ||
       ids->dtype != DType::I64)
     throw fail("has no i64 [batch, sequence] input 'ids'");
   if (!targets || targets->shape != ids->shape || targets->dtype != DType::I64)
     throw fail("has no input 'targets' shaped like 'ids'");
-  if (!embedding || embedding->shape.size() != 2 || !positions ||
-      positions->shape.size() != 2)
-    throw fail("has no GPT-2 embeddings 'wte.weight' and 'wpe.weight'");
+  if (!embedding || embedding->shape.size() != 2 ||
+      (layerPrefix == "h." && (!positions || positions->shape.size() != 2)))
+    throw fail("has no GPT-2 embeddings 'wte.weight' and 'wpe.weight' nor "
+               "Qwen2's 'model.embed_tokens.weight'");
   LmShape shape;
+  shape.architecture = layerPrefix == "h." ? "GPT-2" : "Qwen2";
   shape.batch = ids->shape[0];
   shape.sequence = ids->shape[1];
   shape.vocab = embedding->shape[0];
@@ -204,8 +212,9 @@ LmShape describeLmPlan(const Session &session) {
     shape.parameters += count;
     if (info.name == "wpe.weight")
       shape.positionParameters = count;
-    if (info.name.rfind("h.", 0) == 0)
-      layers.insert(info.name.substr(0, info.name.find('.', 2)));
+    if (info.name.rfind(layerPrefix, 0) == 0)
+      layers.insert(
+          info.name.substr(0, info.name.find('.', layerPrefix.size())));
   }
   shape.layers = static_cast<int64_t>(layers.size());
   return shape;

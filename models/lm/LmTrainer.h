@@ -1,4 +1,4 @@
-//===- LmTrainer.h - Training a GPT-2 from its plan -------------*- C++ -*-===//
+//===- LmTrainer.h - Training a language model from its plan ----*- C++ -*-===//
 //
 // The training loop of lm-train. It needs only the runtime (no MLIR), so it
 // runs a plan compiled here (models/lm/LmPlan.h) as well as one compiled
@@ -19,8 +19,11 @@
 
 namespace genesis::models {
 
-/// The sizes of the GPT-2 a training plan holds, read from its tensor table.
+/// The sizes of the language model (GPT-2 or Qwen2) a training plan holds,
+/// read from its tensor table.
 struct LmShape {
+  /// "GPT-2" or "Qwen2".
+  std::string architecture;
   int64_t batch = 0;
   int64_t sequence = 0;
   int64_t vocab = 0;
@@ -45,7 +48,8 @@ struct LmShape {
 
 /// Reads the shape from a plan with `train_step` and `loss` over inputs
 /// `ids` and `targets` [batch, sequence] and GPT-2's parameter names
-/// (wte.weight, wpe.weight, h.<i>.*). Throws genesis::Error naming the plan
+/// (wte.weight, wpe.weight, h.<i>.*) or Qwen2's (model.embed_tokens.weight,
+/// model.layers.<i>.*). Throws genesis::Error naming the plan
 /// and what is missing.
 LmShape describeLmPlan(const Session &session);
 

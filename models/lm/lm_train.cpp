@@ -1,12 +1,13 @@
 //===- lm_train.cpp - Train a GPT-2 language model on a text corpus -------===//
 //
 // Reads a corpus (by default this machine's Python standard library),
-// tokenises it, and trains a GPT-2 with AdamW under linear warmup and cosine
-// decay, gradient norm clipped, from a compiled plan (models/lm/LmTrainer.h),
-// then greedily samples from it. It links only the runtime: without --plan
-// it runs lm-compile, found beside it, to compile the plans first, so the
-// same program trains a cuda plan compiled elsewhere on a GPU machine that
-// has no MLIR. docs/training.md describes the flags and the figures.
+// tokenises it, and trains a GPT-2 or a Qwen2 with AdamW under linear warmup
+// and cosine decay, gradient norm clipped, from a compiled plan
+// (models/lm/LmTrainer.h), then greedily samples from it. It links only the
+// runtime: without --plan it runs lm-compile, found beside it, to compile the
+// plans first, so the same program trains a cuda plan compiled elsewhere on a
+// GPU machine that has no MLIR. docs/training.md describes the flags and the
+// figures.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +44,7 @@ namespace {
 
 const char *kUsage = R"(usage: lm-train [options]
 
-Trains a GPT-2 language model on a text corpus (AdamW, linear warmup and
+Trains a GPT-2 or Qwen2 language model on a text corpus (AdamW, linear warmup and
 cosine decay, gradient norm clipped) and samples from it. Without --plan it
 runs lm-compile (beside lm-train, needs MLIR) to compile the plans into --out.
 
@@ -55,7 +56,13 @@ data:
   --tokenizer FILE     a Hugging Face tokenizer.json (default: bytes, 257 ids)
   --val-fraction X     the last X of the tokens validate (0.05)
 model, compiled by lm-compile:
-  --layers N --heads N --width N   GPT-2 sizes (2, 4, 64)
+  --model M            gpt2 or qwen2 of the sizes below (gpt2); a named
+                       configuration with random weights (gpt2-tiny,
+                       qwen2-tiny, gpt2-124m, qwen2.5-0.5b); or a Hugging
+                       Face directory (config.json, weights) to train from
+  --layers N --heads N --width N   sizes (2, 4, 64)
+  --kv-heads N         qwen2: key/value heads, dividing --heads (--heads)
+  --intermediate N     qwen2: SwiGLU width (4 x --width)
   --seq N              tokens per window, also the positions learned (32)
   --batch N            windows per step (32)
   --seed N             weight, window and sampling seed (0)
@@ -67,6 +74,7 @@ model, compiled by lm-compile:
   --memory-budget SIZE device memory the train step may take, e.g. 6GiB:
                        activations are recomputed to fit (no budget)
   --weight-decay X     AdamW decay, not on 1-D parameters (0.1)
+  --beta2 X            AdamW second-moment decay, beta1 being 0.9 (0.95)
   --clip-grad-norm X   maximum global gradient norm, 0 for none (1.0)
   --compile-only       write lm.gplan, sample.gplan and init.safetensors to
                        --out and stop
@@ -96,11 +104,13 @@ struct Flags {
   std::string corpus, corpusExtension = ".py", tokenizer;
   int64_t maxBytes = 16 << 20;
   double validationFraction = 0.05;
-  int64_t layers = 2, heads = 4, width = 64, sequence = 32, batch = 32;
+  std::string model = "gpt2";
+  int64_t layers = 2, heads = 4, width = 64, kvHeads = 0, intermediate = 0,
+          sequence = 32, batch = 32;
   uint64_t seed = 0;
   std::string target = "auto", precision = "f32", memoryBudget;
   bool tf32 = false, compileOnly = false;
-  double weightDecay = 0.1, clipGradNorm = 1.0;
+  double weightDecay = 0.1, beta2 = 0.95, clipGradNorm = 1.0;
   std::string plan, weights;
   int64_t steps = 1500, warmup = -1, logEvery = 10, evalEvery = 100,
           evalBatches = 4, stopAfterStep = 0, sampleTokens = 200;
@@ -142,7 +152,10 @@ Flags parseFlags(int argc, char **argv) {
       {"--max-bytes", integer(flags.maxBytes)},
       {"--tokenizer", string(flags.tokenizer)},
       {"--val-fraction", number(flags.validationFraction)},
+      {"--model", string(flags.model)},
       {"--layers", integer(flags.layers)},
+      {"--kv-heads", integer(flags.kvHeads)},
+      {"--intermediate", integer(flags.intermediate)},
       {"--heads", integer(flags.heads)},
       {"--width", integer(flags.width)},
       {"--seq", integer(flags.sequence)},
@@ -152,6 +165,7 @@ Flags parseFlags(int argc, char **argv) {
       {"--precision", string(flags.precision)},
       {"--memory-budget", string(flags.memoryBudget)},
       {"--weight-decay", number(flags.weightDecay)},
+      {"--beta2", number(flags.beta2)},
       {"--clip-grad-norm", number(flags.clipGradNorm)},
       {"--plan", string(flags.plan)},
       {"--weights", string(flags.weights)},
@@ -232,8 +246,9 @@ void checkFlags(const Flags &flags) {
       throw Error("--compile-only compiles a plan; it takes no --plan");
     // The plan fixes the model: flags that would change it are mistakes.
     for (const char *compileFlag :
-         {"--layers", "--heads", "--width", "--seq", "--batch", "--target",
-          "--tf32", "--weight-decay", "--clip-grad-norm"})
+         {"--model", "--layers", "--heads", "--width", "--kv-heads",
+          "--intermediate", "--seq", "--batch", "--target", "--tf32",
+          "--weight-decay", "--beta2", "--clip-grad-norm"})
       if (flags.given.count(compileFlag))
         throw Error(std::string(compileFlag) +
                     " applies when compiling; the plan " + flags.plan +
@@ -264,6 +279,8 @@ void checkFlags(const Flags &flags) {
   if (!(flags.weightDecay >= 0) || !std::isfinite(flags.weightDecay))
     throw Error("--weight-decay must be >= 0, got " +
                 formatNumber(flags.weightDecay));
+  if (!(flags.beta2 >= 0 && flags.beta2 < 1))
+    throw Error("--beta2 must be in [0, 1), got " + formatNumber(flags.beta2));
   if (!(flags.clipGradNorm >= 0) || !std::isfinite(flags.clipGradNorm))
     throw Error("--clip-grad-norm must be >= 0 (0: no clipping), got " +
                 formatNumber(flags.clipGradNorm));
@@ -293,20 +310,27 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
     throw Error("compiling needs lm-compile beside lm-train (" + compiler +
                 "), which needs MLIR; on a machine without the compiler, "
                 "train a plan compiled elsewhere with --plan and --weights");
-  std::vector<std::string> args = {
-      compiler,
-      "--layers=" + std::to_string(flags.layers),
-      "--heads=" + std::to_string(flags.heads),
-      "--width=" + std::to_string(flags.width),
-      "--seq=" + std::to_string(flags.sequence),
-      "--batch=" + std::to_string(flags.batch),
-      "--vocab=" + std::to_string(vocab),
-      "--seed=" + std::to_string(flags.seed),
-      "--target=" + target,
-      "--precision=" + flags.precision,
-      "--weight-decay=" + formatNumber(flags.weightDecay),
-      "--clip-grad-norm=" + formatNumber(flags.clipGradNorm),
-      "--out=" + flags.outputDir};
+  std::vector<std::string> args = {compiler, "--model=" + flags.model};
+  // Only the sizes given: a named or loaded model refuses any.
+  for (auto [flag, value] :
+       {std::pair<const char *, int64_t>{"--layers", flags.layers},
+        {"--heads", flags.heads},
+        {"--width", flags.width},
+        {"--kv-heads", flags.kvHeads},
+        {"--intermediate", flags.intermediate}})
+    if (flags.given.count(flag) ||
+        ((flags.model == "gpt2" || flags.model == "qwen2") && value > 0))
+      args.push_back(std::string(flag) + "=" + std::to_string(value));
+  args.insert(args.end(),
+              {"--seq=" + std::to_string(flags.sequence),
+               "--batch=" + std::to_string(flags.batch),
+               "--vocab=" + std::to_string(vocab),
+               "--seed=" + std::to_string(flags.seed), "--target=" + target,
+               "--precision=" + flags.precision,
+               "--weight-decay=" + formatNumber(flags.weightDecay),
+               "--beta2=" + formatNumber(flags.beta2),
+               "--clip-grad-norm=" + formatNumber(flags.clipGradNorm),
+               "--out=" + flags.outputDir});
   if (flags.tf32)
     args.emplace_back("--tf32");
   if (!flags.memoryBudget.empty())
@@ -431,17 +455,18 @@ int run(int argc, char **argv) {
   models::LmShape shape = models::describeLmPlan(session);
   const bool cuda = plan->plan().header()->target() == plan::Target::Cuda;
   double flopsPerToken = shape.flopsPerToken();
-  std::printf(
-      "model: GPT-2, %lld layers, width %lld, sequence %lld, "
-      "vocabulary %lld: %lld parameters; %lld windows x %lld = %lld "
-      "tokens per step; %.4g FLOPs per token (6N + 12LSd)\n",
-      static_cast<long long>(shape.layers), static_cast<long long>(shape.width),
-      static_cast<long long>(shape.sequence),
-      static_cast<long long>(shape.vocab),
-      static_cast<long long>(shape.parameters),
-      static_cast<long long>(shape.batch),
-      static_cast<long long>(shape.sequence),
-      static_cast<long long>(shape.batch) * shape.sequence, flopsPerToken);
+  std::printf("model: %s, %lld layers, width %lld, sequence %lld, "
+              "vocabulary %lld: %lld parameters; %lld windows x %lld = %lld "
+              "tokens per step; %.4g FLOPs per token (6N + 12LSd)\n",
+              shape.architecture.c_str(), static_cast<long long>(shape.layers),
+              static_cast<long long>(shape.width),
+              static_cast<long long>(shape.sequence),
+              static_cast<long long>(shape.vocab),
+              static_cast<long long>(shape.parameters),
+              static_cast<long long>(shape.batch),
+              static_cast<long long>(shape.sequence),
+              static_cast<long long>(shape.batch) * shape.sequence,
+              flopsPerToken);
   double peakTflops = flags.peakTflops;
   std::string peakSource = "--peak-tflops";
   if (peakTflops == 0 && cuda) {

@@ -390,9 +390,11 @@ TEST(EmitPlan, TinyGpt2AdamWTrainStepMatchesEvaluator) {
   // accumulate in f32, the evaluator in f64) moves by up to lr times that
   // element's relative gradient error: atol is 2e-3 of the largest possible
   // movement (lr per step, 3 steps) for parameters, 1e-7 for exp_avg
-  // (measured: 2.1e-6 and 4.2e-8). The second moments meet 1e-5 relative
-  // to max(|expected|, 1e-3) like the MLP.
-  const double parameterAtol = 2e-3 * adamw.lr * 3, stateAtol = 1e-7;
+  // (measured: 2.1e-6 and 4.2e-8 with OpenBLAS's AVX-512 kernels); 5e-3 and
+  // 3e-7 since OpenBLAS's kernels for an AMD EPYC without AVX-512, which
+  // sum in another order, reached 1.7 and 2.0 times the former bounds. The
+  // second moments meet 1e-5 relative to max(|expected|, 1e-3) like the MLP.
+  const double parameterAtol = 5e-3 * adamw.lr * 3, stateAtol = 3e-7;
   auto withinBound = [](const HostArray &actual, const HostArray &expected,
                         double atol) {
     double worst = 0; // largest |a - b| / (1e-5 |b| + atol)
