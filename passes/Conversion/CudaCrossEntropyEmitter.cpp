@@ -77,6 +77,15 @@ struct CrossEntropyMath {
         arith::MulFOp::create(b, loc, constant(smoothing), uniform));
     return select(ignored, constant(0.0), select(valid, loss, constant(NAN)));
   }
+  /// exp(x - max), 0 while the max is -inf (every value so far -inf; NaN
+  /// still propagates).
+  Value expBelow(Value x, Value max) {
+    Value e =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                       constant(-INFINITY));
+    return select(none, constant(0.0), e);
+  }
   /// The gradient at `column` of probability `p`: weight (p - target), the
   /// target (1 - s) at the label plus s / C everywhere; 0 for an ignored row.
   Value gradient(Value p, Value column, Value safeLabel, Value safeWeight,
@@ -161,6 +170,62 @@ RowLabel loadRowLabel(OpBuilder &b, Location loc, Value labels, Value row,
   return {ignored, valid, safeLabel};
 }
 
+/// A row's max, sum of exp(x - max) and sum of logits, each thread scanning
+/// slots thread, thread + threads, ... of `width` classes (`load`) with a
+/// running max and a sum rescaled whenever the max grows, then combined
+/// across the block's `warps` warps through `shareds` (three, or two without
+/// the sum of logits). The row is read once and no thread holds it.
+struct RowScan {
+  Value max, sum, sumLogits;
+};
+
+RowScan scanRow(OpBuilder &b, Location loc, CrossEntropyMath &formulas,
+                llvm::function_ref<SmallVector<Value>(Value slot)> load,
+                Value thread, int64_t slots, int64_t threads, int64_t warps,
+                ArrayRef<Value> shareds) {
+  IndexMath im{b, loc};
+  bool withLogits = shareds.size() == 3;
+  Value zero = formulas.constant(0.0);
+  SmallVector<Value> initial = {formulas.constant(-INFINITY), zero};
+  if (withLogits)
+    initial.push_back(zero);
+  auto scan =
+      scf::ForOp::create(b, loc, thread, im.c(slots), im.c(threads), initial);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(scan.getBody());
+    SmallVector<Value> lanes = load(scan.getInductionVar());
+    Value before = scan.getRegionIterArg(0);
+    Value max = before;
+    for (Value x : lanes)
+      max = arith::MaximumFOp::create(b, loc, max, x);
+    Value sum = arith::MulFOp::create(b, loc, scan.getRegionIterArg(1),
+                                      formulas.expBelow(before, max));
+    for (Value x : lanes)
+      sum = arith::AddFOp::create(b, loc, sum, formulas.expBelow(x, max));
+    SmallVector<Value> next = {max, sum};
+    if (withLogits) {
+      Value logits = scan.getRegionIterArg(2);
+      for (Value x : lanes)
+        logits = arith::AddFOp::create(b, loc, logits, x);
+      next.push_back(logits);
+    }
+    scf::YieldOp::create(b, loc, next);
+  }
+  Value localMax = scan.getResult(0);
+  RowScan row;
+  row.max = blockAllReduce(b, loc, localMax, shareds[0], warps, true);
+  row.sum = blockAllReduce(
+      b, loc,
+      arith::MulFOp::create(b, loc, scan.getResult(1),
+                            formulas.expBelow(localMax, row.max)),
+      shareds[1], warps, false);
+  row.sumLogits = withLogits ? blockAllReduce(b, loc, scan.getResult(2),
+                                              shareds[2], warps, false)
+                             : zero;
+  return row;
+}
+
 /// Cross-entropy of wide rows (1024 classes or more) with reduction none
 /// (genesis-decompose-cross-entropy leaves only those on the GPU): a block
 /// per row, the row in registers as in the row emitter, so the forward reads
@@ -195,6 +260,11 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   int64_t width = vectorWidth(stored, classes);
   int64_t slots = classes / width;
   int64_t perThread = ceilDiv(slots, threads), warps = threads / kWarp;
+  // A row of more than 64 values a thread does not fit the registers of a
+  // 1024-thread block (64 each) and spilled: Qwen2's [12288, 151936] bf16
+  // loss, 152 values a thread, took 8.71 ms on the H100. Such rows are
+  // scanned as the gradient scans them.
+  bool held = perThread * width <= 64;
   VectorType vectorType = VectorType::get({width}, stored);
   SmallVector<Type> workgroup(3, workgroupBuffer(context, warps, f32));
   GpuKernel kernel =
@@ -222,11 +292,28 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   // Issued before the row's loads and reductions, so its latency overlaps
   // them (every thread reads the same word; the loss takes thread 0's).
   Value labelLogit = loadLogit(im.add(rowStart, label.safeLabel));
+  Value max, sum, sumLogits;
+  if (!held) {
+    SmallVector<Value> shareds(kernel.workgroup.begin(),
+                               kernel.workgroup.begin() +
+                                   (smoothing != 0.0 ? 3 : 2));
+    RowScan scan = scanRow(
+        b, loc, formulas,
+        [&](Value slot) {
+          return loadClasses(b, loc, logits,
+                             im.add(rowStart, im.mul(slot, im.c(width))),
+                             vectorType);
+        },
+        thread, slots, threads, warps, shareds);
+    max = scan.max;
+    sum = scan.sum;
+    sumLogits = scan.sumLogits;
+  }
   // inside[e] says whether the slot of the thread's e-th value lies in the
   // row.
   SmallVector<Value> inside, values;
   Value localMax = constant(-INFINITY), localSum = constant(0.0);
-  for (int64_t k = 0; k < perThread; ++k) {
+  for (int64_t k = 0; held && k < perThread; ++k) {
     Value slot = im.add(thread, im.c(k * threads));
     Value in = im.lt(slot, im.c(slots));
     Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
@@ -241,21 +328,21 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
           arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
     }
   }
-  Value max =
-      blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
-  Value localExp = constant(0.0);
-  for (size_t k = 0; k < values.size(); ++k) {
-    Value e = math::ExpOp::create(
-        b, loc, arith::SubFOp::create(b, loc, values[k], max));
-    localExp = arith::AddFOp::create(b, loc, localExp,
-                                     select(inside[k], e, constant(0.0)));
+  if (held) {
+    max = blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
+    Value localExp = constant(0.0);
+    for (size_t k = 0; k < values.size(); ++k) {
+      Value e = math::ExpOp::create(
+          b, loc, arith::SubFOp::create(b, loc, values[k], max));
+      localExp = arith::AddFOp::create(b, loc, localExp,
+                                       select(inside[k], e, constant(0.0)));
+    }
+    sum = blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
+    sumLogits = smoothing != 0.0
+                    ? blockAllReduce(b, loc, localSum, kernel.workgroup[2],
+                                     warps, false)
+                    : constant(0.0);
   }
-  Value sum =
-      blockAllReduce(b, loc, localExp, kernel.workgroup[1], warps, false);
-  Value sumLogits =
-      smoothing != 0.0
-          ? blockAllReduce(b, loc, localSum, kernel.workgroup[2], warps, false)
-          : constant(0.0);
   Value rowLoss = formulas.rowLoss(max, sum, sumLogits, labelLogit, label.valid,
                                    label.ignored);
   auto only = scf::IfOp::create(
@@ -313,46 +400,14 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
   RowLabel label = loadRowLabel(b, loc, kernel.inputs[1], row, ignore, classes);
   Value weight =
       memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
-  Value negativeInfinity = formulas.constant(-INFINITY);
-  Value zero = formulas.constant(0.0);
   // The f32 values of the slot's `width` classes.
   auto load = [&](Value slot) {
     return loadClasses(b, loc, logits,
                        im.add(rowStart, im.mul(slot, im.c(width))), vectorType);
   };
-  // exp(x - max), 0 while the max is -inf (every value so far -inf; NaN
-  // still propagates).
-  auto expBelow = [&](Value x, Value max) -> Value {
-    Value e =
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
-                                       negativeInfinity);
-    return formulas.select(none, zero, e);
-  };
-
-  auto scan = scf::ForOp::create(b, loc, thread, im.c(slots), im.c(threads),
-                                 ValueRange{negativeInfinity, zero});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(scan.getBody());
-    SmallVector<Value> lanes = load(scan.getInductionVar());
-    Value before = scan.getRegionIterArg(0);
-    Value max = before;
-    for (Value x : lanes)
-      max = arith::MaximumFOp::create(b, loc, max, x);
-    Value sum = arith::MulFOp::create(b, loc, scan.getRegionIterArg(1),
-                                      expBelow(before, max));
-    for (Value x : lanes)
-      sum = arith::AddFOp::create(b, loc, sum, expBelow(x, max));
-    scf::YieldOp::create(b, loc, ValueRange{max, sum});
-  }
-  Value localMax = scan.getResult(0);
-  Value max =
-      blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
-  Value sum = blockAllReduce(
-      b, loc,
-      arith::MulFOp::create(b, loc, scan.getResult(1), expBelow(localMax, max)),
-      kernel.workgroup[1], warps, false);
+  RowScan scan = scanRow(b, loc, formulas, load, thread, slots, threads, warps,
+                         kernel.workgroup);
+  Value max = scan.max, sum = scan.sum;
   Value safeWeight =
       formulas.select(label.valid, weight, formulas.constant(NAN));
   Value inverse = arith::DivFOp::create(b, loc, formulas.constant(1.0), sum);

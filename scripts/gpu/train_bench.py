@@ -34,7 +34,9 @@ tolerance is 0.05 absolute (PyTorch eager and torch.compile differ from each
 other by amounts of this order; their difference is printed as the
 reference). <PREFIX>_BEFORE_PLAN=<plan> adds a "Genesis before" row (an
 earlier compiler's plan, same inputs), <PREFIX>_STEPS sets STEPS (default
-50). The table and per-step losses go to OUT/<key>_train_bench.json, bars and
+50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed
+alone (genesis-run --profile), prints each kernel kind's total and the 25
+slowest steps, and writes the whole profile to OUT/<key>_profile.txt. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
 loss curves to OUT/<key>_train_bench.png."""
 import json
 import os
@@ -161,6 +163,31 @@ def run_genesis(spec, genesis_run, plan, tmp):
             "losses": [losses[r] for r in range(1, steps + 1)], "wall_s": wall}
 
 
+def profile_genesis(genesis_run, plan, steps, tmp, out_dir, key):
+    """Every step of one train step timed alone; totals per kernel kind."""
+    args = [genesis_run, plan, "-f", "train_step",
+            "-i", os.path.join(tmp, "ids.npy"), "-i", os.path.join(tmp, "targets.npy"),
+            "--batches", "--repeat", str(steps),
+            "--params", os.path.join(tmp, "init.safetensors"),
+            "--params", os.path.join(tmp, "lr.safetensors"), "--bench", "1", "--profile"]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip()[-1500:])
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, f"{key}_profile.txt"), "w") as f:
+        f.write(run.stdout)
+    steps = re.findall(r"#\d+\s+([0-9.]+) ms\s+(\S+) (\S+)\s+@ (.*)", run.stdout)
+    kinds = {}
+    for t, kind, what, _ in steps:
+        name = kind + " " + re.sub(r"\d+$", "", what)
+        kinds[name] = kinds.get(name, 0.0) + float(t)
+    print(f"{len(steps)} steps, {sum(float(s[0]) for s in steps):.2f} ms in all")
+    for name, t in sorted(kinds.items(), key=lambda kv: -kv[1])[:15]:
+        print(f"  total {t:8.2f} ms  {name}")
+    for t, kind, what, where in sorted(steps, key=lambda s: -float(s[0]))[:25]:
+        print(f"  {float(t):8.3f} ms  {kind} {what}  @ {where}")
+
+
 def plot(spec, rows, path):
     try:
         import matplotlib
@@ -221,6 +248,9 @@ def main(spec, usage):
         save_file({"lr": torch.tensor(LR, dtype=torch.float32)}, os.path.join(tmp, "lr.safetensors"))
         torch.save(model.state_dict(), os.path.join(tmp, "init.pt"))
         del model
+        if spec.env("PROFILE"):
+            profile_genesis(genesis_run, systems[0][1], steps, tmp, out_dir, spec.key)
+            return 0
         for name, what in systems:
             try:
                 if name.startswith("Genesis"):

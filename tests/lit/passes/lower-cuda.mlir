@@ -368,6 +368,25 @@ func.func @min_not_merged(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
+// A wide cross-entropy whose row is too long to hold in registers (131072
+// bf16 classes: 128 a thread of 1024): each thread scans its vectors of 8
+// with a running max, a rescaled sum of exponentials and, for the label
+// smoothing, a sum of logits; three block reductions combine them.
+// CHECK-LABEL: func.func @wide_loss_streamed(
+// CHECK: gpu.func @wide_loss_streamed_cross_entropy0(
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c16384{{.*}} step %c1024{{.*}} iter_args({{.+}}) -> (f32, f32, f32)
+// CHECK: vector.load %{{.+}} : memref<262144xbf16>, vector<8xbf16>
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK-COUNT-3: gpu.barrier
+// CHECK: math.log
+func.func @wide_loss_streamed(%x: tensor<2x131072xbf16>, %l: tensor<2xi64>) -> tensor<2xf32> {
+  %0 = genesis.cross_entropy %x, %l {reduction = 0 : i32, label_smoothing = 0.1} : (tensor<2x131072xbf16>, tensor<2xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // The gradient of a wide cross-entropy (reduction none, 2048 bf16 classes):
 // a block per row of 256 threads reading the row twice in vectors of 8
 // classes, first for the running max and rescaled sum of exponentials

@@ -543,27 +543,34 @@ TEST(CudaBackend, RowKernelsOnWideAndNarrowRows) {
 
 TEST(CudaBackend, CrossEntropyEveryReductionManyClasses) {
   // 1000 classes: a warp per row; 2500 and 2501: a block per row (the wide
-  // kernel), the loss reading 16-byte vectors of 4 classes, or single ones.
+  // kernel), the loss reading 16-byte vectors of 4 classes, or single ones;
+  // 70000: a row too wide for the registers, which the loss scans with a
+  // running max and rescaled sum (and, with label smoothing, sum of logits).
   double worst = -1;
-  for (int64_t classes : {1000, 2500, 2501})
+  for (int64_t classes : {1000, 2500, 2501, 70000})
     for (std::string reduction : {"0", "1", "2"}) {
-      HostArray labels = indexArray(DType::I64, {40}, classes, 32);
+      // 8 rows of the widest: its case files stay small enough to carry.
+      const int64_t rows = classes > 10000 ? 8 : 40;
+      HostArray labels = indexArray(DType::I64, {rows}, classes, 32);
       labels.setInt(3, -100);
-      labels.setInt(17, -100);
-      std::string x = "tensor<40x" + std::to_string(classes) + "xf32>";
-      std::string loss = reduction == "0" ? "tensor<40xf32>" : "tensor<f32>";
+      labels.setInt(rows - 3, -100);
+      std::string n = std::to_string(rows);
+      std::string x = "tensor<" + n + "x" + std::to_string(classes) + "xf32>";
+      std::string l = "tensor<" + n + "xi64>";
+      std::string loss =
+          reduction == "0" ? "tensor<" + n + "xf32>" : "tensor<f32>";
       worst = std::max(
           worst,
           deviceError(R"(
       func.func @f(%x: )" +
-                          x + R"(, %l: tensor<40xi64>, %g: )" + loss +
+                          x + R"(, %l: )" + l + R"(, %g: )" + loss +
                           R"() -> ()" + loss + ", " + x + R"() {
         %0 = genesis.cross_entropy %x, %l {reduction = )" +
                           reduction + R"( : i32, label_smoothing = 0.05} : ()" +
-                          x + R"(, tensor<40xi64>) -> )" + loss + R"(
+                          x + ", " + l + R"() -> )" + loss + R"(
         %1 = genesis.cross_entropy_grad %x, %l, %g {reduction = )" +
                           reduction + R"( : i32, label_smoothing = 0.05} : ()" +
-                          x + R"(, tensor<40xi64>, )" + loss + ") -> " + x + R"(
+                          x + ", " + l + ", " + loss + ") -> " + x + R"(
         return %0, %1 : )" +
                           loss + ", " + x + R"(
       })",
