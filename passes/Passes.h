@@ -76,6 +76,16 @@ llvm::SmallVector<mlir::Operation *> reductionFusionRoots(FusionOp fusion);
 /// MergeSideResults.cpp.
 FusionOp mergeFusions(FusionOp producer, FusionOp consumer);
 
+/// Whether `fusion` computes element by element over `shape`: elementwise
+/// ops, broadcasts and splat constants only, every result of `shape`
+/// (genesis-merge-side-results and genesis-merge-sibling-loops merge such
+/// fusions into others). Defined in MergeSideResults.cpp.
+bool isElementwiseFusion(FusionOp fusion, llvm::ArrayRef<int64_t> shape);
+
+/// The most ops one fusion holds (genesis-fuse's rule 6; the passes that
+/// merge fusions keep to it).
+inline constexpr int64_t kMaxFusionOps = 1024;
+
 /// The reduction of a reduction fusion of one root (reductionFusionRoots).
 /// Null for any other fusion.
 mlir::Operation *reductionFusionRoot(FusionOp fusion);

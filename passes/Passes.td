@@ -296,7 +296,11 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        sum plus a bf16 branch output, is stored rather than recomputed from
        every branch by each reader). So a layer norm's or GELU's backward recomputes
        its normalised input or derivative in each reduction kernel that
-       reads it. Reductions are never duplicated.
+       reads it. Without a column reduction among the groups, the op is
+       cloned only when those values take strictly fewer bits per element
+       than its result: a SiLU of a bf16 GEMM result, which SwiGLU's forward
+       and backward both read, is recomputed in each rather than stored in
+       f32. Reductions are never duplicated.
     3. Input fusion. A `genesis.reduce_sum`, `reduce_max` or `reduce_min`
        always roots a group, which its consumers never join; its producers
        join it as in 2. A producer with users elsewhere may still join a
@@ -557,6 +561,27 @@ def GenesisMergeSiblingReductions
     and input-bias gradients (after genesis-split-column-reductions) one
     more, which also writes the input gradient, and their second stages a
     third.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisMergeSiblingLoops
+    : Pass<"genesis-merge-sibling-loops", "mlir::func::FuncOp"> {
+  let summary = "Adjacent elementwise fusions reading the same tensors merged (CUDA)";
+  let description = [{
+    XLA's sibling multi-output fusion for loop fusions. A fusion that
+    computes element by element (elementwise ops, broadcasts and splat
+    constants; every result of one shape) takes the next fusion of the
+    block when only reshapes and constants lie between them, that fusion
+    computes element by element over the same shape, reads one of the
+    first's inputs, reads nothing defined after the first, and the two hold
+    at most 1024 ops together: the merged fusion takes the first's place,
+    yields both fusions' results, and its kernel reads each shared input
+    once. Repeated from the merged fusion until its next fusion does not
+    merge. Only adjacent fusions merge, so no result moves across other
+    work and no buffer lives longer past a kernel. SwiGLU's backward: the
+    gradients of the up projection (dh * silu(gate)) and of the gate
+    (dh * up * silu'(gate)) read dh and gate; one kernel reads them once.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

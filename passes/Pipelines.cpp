@@ -108,6 +108,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   functionPm.addPass(createGenesisSplitColumnReductions());
   if (options.fuse) {
     functionPm.addPass(createGenesisMergeSiblingReductions());
+    functionPm.addPass(createGenesisMergeSiblingLoops());
     // The merged bodies recompute their shared elementwise ops.
     functionPm.addPass(createCSEPass());
   }

@@ -18,10 +18,13 @@
 #include "dialect/Utils/CommandLine.h"
 #include "models/lm/GenerationCompiler.h"
 #include "models/lm/LmPlan.h"
+#include "passes/Passes.h"
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/support/Strings.h"
 
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <algorithm>
@@ -172,6 +175,13 @@ std::unique_ptr<lm::CausalLM> buildModel() {
 }
 
 int main(int argc, char **argv) {
+  // --mlir-timing, --mlir-print-ir-after=<pass> and the rest of MLIR's pass
+  // manager options apply to the compile pipeline (registered first: the
+  // IR printing options list the passes registered when they are created);
+  // --help lists only lm-compile's own.
+  genesis::registerGenesisPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   showOnlyOptions("lm-compile options",
                   {std::addressof(modelName), std::addressof(layers),
                    std::addressof(heads), std::addressof(width),

@@ -30,9 +30,6 @@ namespace genesis {
 using namespace mlir;
 using namespace genesis;
 
-/// The most ops one fusion holds (rule 6).
-constexpr int64_t kMaxFusionOps = 1024;
-
 bool genesis::isDataMovement(Operation *op) {
   return isa<TransposeOp, SliceOp, ReshapeOp, PadOp, ConcatOp>(op);
 }
@@ -346,7 +343,10 @@ private:
   /// one group of which one is a column reduction, is cloned into each of
   /// those groups when its cone is cheap (isDuplicable): each kernel
   /// recomputes it from values stored anyway instead of one kernel storing
-  /// it for the others. Returns whether `op` was replaced by its clones.
+  /// it for the others. Without a column reduction, only when the clones
+  /// read fewer bits per element than the op's result takes (a SiLU of a
+  /// bf16 GEMM result, which the forward and the backward both read, would
+  /// be stored in f32). Returns whether `op` was replaced by its clones.
   bool duplicateIntoUserGroups(Operation *op) {
     if (!op->hasTrait<mlir::OpTrait::Elementwise>() || op->getNumResults() != 1)
       return false;
@@ -358,17 +358,21 @@ private:
       usesByGroup[it->second].push_back(&use);
     }
     if (usesByGroup.size() < 2 ||
-        llvm::none_of(usesByGroup,
-                      [&](const auto &entry) {
-                        return isColumnReduction(groups[entry.first]);
-                      }) ||
         llvm::any_of(usesByGroup,
                      [&](const auto &entry) { return isFull(entry.first); }))
       return false;
+    bool intoColumnReduction =
+        llvm::any_of(usesByGroup, [&](const auto &entry) {
+          return isColumnReduction(groups[entry.first]);
+        });
     llvm::SmallDenseSet<unsigned, 4> targets;
     for (const auto &entry : usesByGroup)
       targets.insert(entry.first);
-    if (!isDuplicable(op, targets))
+    int64_t readBits = 0;
+    if (!isDuplicable(op, targets, readBits) ||
+        (!intoColumnReduction &&
+         readBits >= cast<ShapedType>(op->getResult(0).getType())
+                         .getElementTypeBitWidth()))
       return false;
     OpBuilder builder(op);
     for (auto &[group, uses] : usesByGroup) {
@@ -406,9 +410,10 @@ private:
   /// clone reads no more than it would read of `op` stored (a GELU's
   /// derivative from two bf16 values is cloned; a residual stream, an f32
   /// sum plus a bf16 branch output, is stored, not recomputed from every
-  /// branch by every reader).
+  /// branch by every reader). `readBits` is set to those bits per element.
   bool isDuplicable(Operation *op,
-                    const llvm::SmallDenseSet<unsigned, 4> &targets) {
+                    const llvm::SmallDenseSet<unsigned, 4> &targets,
+                    int64_t &readBits) {
     static constexpr int kMaxDuplicatedOps = 32;
     static constexpr int kMaxDuplicatedInputs = 3;
     llvm::SmallPtrSet<Operation *, 16> cone;
@@ -464,7 +469,9 @@ private:
       }
       return true;
     };
-    return visit(op);
+    bool duplicable = visit(op);
+    readBits = fullBits;
+    return duplicable;
   }
 
   /// The loop group a reshape joins: the one of all of its users, when its

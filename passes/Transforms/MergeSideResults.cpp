@@ -37,15 +37,8 @@ std::optional<ArrayRef<int64_t>> sideShape(FusionOp fusion) {
 /// result of the side shape, every input a side result of `producer` or
 /// defined before it, every user after it.
 bool mergeable(FusionOp producer, ArrayRef<int64_t> shape, FusionOp consumer) {
-  Block &body = consumer.getBody().front();
-  for (Operation &op : body.without_terminator())
-    if (!op.hasTrait<mlir::OpTrait::Elementwise>() &&
-        !isa<BroadcastInDimOp>(op) &&
-        !(isa<ConstantOp>(op) && cast<ConstantOp>(op).getValue().isSplat()))
-      return false;
-  for (Type type : consumer.getResultTypes())
-    if (cast<RankedTensorType>(type).getShape() != shape)
-      return false;
+  if (!isElementwiseFusion(consumer, shape))
+    return false;
   for (Value input : consumer.getInputs()) {
     Operation *definer = input.getDefiningOp();
     if (definer == producer.getOperation()) {
@@ -116,6 +109,18 @@ struct GenesisMergeSideResultsPass
 };
 
 } // namespace
+
+bool genesis::isElementwiseFusion(FusionOp fusion, ArrayRef<int64_t> shape) {
+  Block &body = fusion.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (!op.hasTrait<mlir::OpTrait::Elementwise>() &&
+        !isa<BroadcastInDimOp>(op) &&
+        !(isa<ConstantOp>(op) && cast<ConstantOp>(op).getValue().isSplat()))
+      return false;
+  return llvm::all_of(fusion.getResultTypes(), [&](Type type) {
+    return cast<RankedTensorType>(type).getShape() == shape;
+  });
+}
 
 FusionOp genesis::mergeFusions(FusionOp producer, FusionOp consumer) {
   LLVM_DEBUG(llvm::dbgs() << "merging the fusion at " << consumer.getLoc()

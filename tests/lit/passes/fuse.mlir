@@ -684,6 +684,30 @@ func.func @wider_inputs_stored(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) -> (te
   %c = genesis.reduce_sum %p dims [0] : tensor<4x8xf32>
   return %r, %c : tensor<4xf32>, tensor<8xf32>
 }
+
+// Rule 2b without a column reduction: a SiLU of a bf16 value read by two
+// loop groups (SwiGLU's forward product and its backward) is cloned into
+// each, the widening cast with it: a clone reads 16 bits per element where
+// the stored f32 SiLU would cost 32. (@no_duplication keeps an exp of an
+// f32 value, which reads as many bits as it stores, in one group.)
+// CHECK-LABEL: func.func @silu_recomputed
+// CHECK-NEXT: %[[H:.+]] = genesis.fusion %arg0, %arg1 : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+// CHECK: genesis.silu
+// CHECK: %[[D:.+]] = genesis.fusion %arg0, %arg2 : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+// CHECK: genesis.silu
+// CHECK: return %[[H]], %[[D]]
+func.func @silu_recomputed(%g: tensor<4x8xbf16>, %u: tensor<4x8xbf16>, %d: tensor<4x8xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
+  %gw = genesis.cast %g : tensor<4x8xbf16> to tensor<4x8xf32>
+  %s = genesis.silu %gw : tensor<4x8xf32>
+  %uw = genesis.cast %u : tensor<4x8xbf16> to tensor<4x8xf32>
+  %h = genesis.mul %s, %uw : tensor<4x8xf32>
+  %hn = genesis.cast %h : tensor<4x8xf32> to tensor<4x8xbf16>
+  %dw = genesis.cast %d : tensor<4x8xbf16> to tensor<4x8xf32>
+  %du = genesis.mul %dw, %s : tensor<4x8xf32>
+  %dun = genesis.cast %du : tensor<4x8xf32> to tensor<4x8xbf16>
+  return %hn, %dun : tensor<4x8xbf16>, tensor<4x8xbf16>
+}
+
 // -----
 
 // Rule 2b does not clone a residual stream: x1 = x + p is read by a row and

@@ -677,6 +677,47 @@ TEST(CudaBackend, SixteenBitClassifierLossAndGradients) {
   EXPECT_ON_DEVICE(bf16, toleranceFor("bf16"));
 }
 
+// SwiGLU's forward and hand-written backward in bf16 (genesis-amp): the
+// SiLU of the bf16 gate projection is recomputed by the forward product's
+// kernel and by the up projection's gradient instead of stored in f32
+// (genesis-fuse rule 2b), and the two input gradients, which read dh and the
+// gate, are one kernel (genesis-merge-sibling-loops). Weights of 1/sqrt(K)
+// keep the values O(1): mixed precision's GEMM budget.
+TEST(CudaBackend, SwigluSiblingsInBf16) {
+  std::map<unsigned, HostArray> given{
+      {0, uniformArray({64, 32}, 1.0, 81)},
+      {1, uniformArray({32, 48}, 1.0 / std::sqrt(32.0), 82)},
+      {2, uniformArray({32, 48}, 1.0 / std::sqrt(32.0), 83)},
+      {3, uniformArray({48, 32}, 1.0 / std::sqrt(48.0), 84)},
+      {4, uniformArray({64, 32}, 1.0, 85)}};
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%x: tensor<64x32xf32>, %wg: tensor<32x48xf32>, %wu: tensor<32x48xf32>, %wd: tensor<48x32xf32>, %dy: tensor<64x32xf32>)
+        -> (tensor<64x32xf32>, tensor<64x32xf32>, tensor<48x32xf32>) {
+      %g = genesis.matmul %x, %wg : tensor<64x32xf32>, tensor<32x48xf32>
+      %u = genesis.matmul %x, %wu : tensor<64x32xf32>, tensor<32x48xf32>
+      %s = genesis.silu %g : tensor<64x48xf32>
+      %h = genesis.mul %s, %u : tensor<64x48xf32>
+      %y = genesis.matmul %h, %wd : tensor<64x48xf32>, tensor<48x32xf32>
+      %dh = genesis.matmul %dy, %wd transpose_rhs : tensor<64x32xf32>, tensor<48x32xf32>
+      %du = genesis.mul %dh, %s : tensor<64x48xf32>
+      %sg = genesis.sigmoid %g : tensor<64x48xf32>
+      %one = genesis.constant dense<1.0> : tensor<64x48xf32>
+      %c = genesis.sub %one, %sg : tensor<64x48xf32>
+      %gc = genesis.mul %g, %c : tensor<64x48xf32>
+      %p = genesis.add %gc, %one : tensor<64x48xf32>
+      %ds = genesis.mul %sg, %p : tensor<64x48xf32>
+      %dhu = genesis.mul %dh, %u : tensor<64x48xf32>
+      %dg = genesis.mul %dhu, %ds : tensor<64x48xf32>
+      %dxg = genesis.matmul %dg, %wg transpose_rhs : tensor<64x48xf32>, tensor<32x48xf32>
+      %dxu = genesis.matmul %du, %wu transpose_rhs : tensor<64x48xf32>, tensor<32x48xf32>
+      %dx = genesis.add %dxg, %dxu : tensor<64x32xf32>
+      %dwd = genesis.matmul %h, %dy transpose_lhs : tensor<64x48xf32>, tensor<64x32xf32>
+      return %y, %dx, %dwd : tensor<64x32xf32>, tensor<64x32xf32>, tensor<48x32xf32>
+    })",
+                               9, given, {}, "bf16"),
+                   toleranceFor("bf16"));
+}
+
 TEST(CudaBackend, DataMovementKernels) {
   EXPECT_ON_DEVICE(deviceError(R"(
     func.func @f(%a: tensor<3x4x5xf32>, %b: tensor<2x5xf32>, %t: tensor<10x6xf32>, %ids: tensor<4x3xi64>, %z: tensor<5x4xf32>, %sid: tensor<3x6xi64>, %u: tensor<3x6x4xf32>)
