@@ -76,6 +76,11 @@ llvm::SmallVector<mlir::Operation *> reductionFusionRoots(FusionOp fusion);
 /// MergeSideResults.cpp.
 FusionOp mergeFusions(FusionOp producer, FusionOp consumer);
 
+/// Whether every input of `fusion` is a block argument or defined before
+/// `anchor` in `anchor`'s block: `fusion` may then move to `anchor`'s place
+/// (mergeFusions). Defined in MergeSideResults.cpp.
+bool inputsDefinedBefore(FusionOp fusion, mlir::Operation *anchor);
+
 /// Whether `fusion` computes element by element over `shape`: elementwise
 /// ops, broadcasts and splat constants only, every result of `shape`
 /// (genesis-merge-side-results and genesis-merge-sibling-loops merge such

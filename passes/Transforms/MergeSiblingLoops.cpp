@@ -53,12 +53,8 @@ FusionOp adjacentSibling(FusionOp first, ArrayRef<int64_t> shape) {
     bool sharesInput = llvm::any_of(fusion.getInputs(), [&](Value input) {
       return llvm::is_contained(first.getInputs(), input);
     });
-    bool definedBefore = llvm::all_of(fusion.getInputs(), [&](Value input) {
-      Operation *definer = input.getDefiningOp();
-      return !definer || (definer->getBlock() == first->getBlock() &&
-                          definer->isBeforeInBlock(first));
-    });
-    return sharesInput && definedBefore ? fusion : FusionOp();
+    return sharesInput && inputsDefinedBefore(fusion, first) ? fusion
+                                                             : FusionOp();
   }
   return {};
 }

@@ -44,12 +44,7 @@ FusionOp sibling(FusionOp first, Operation *root) {
                 other.getDefiningOp() == input.getDefiningOp());
       });
     });
-    bool definedBefore = llvm::all_of(fusion.getInputs(), [&](Value input) {
-      Operation *definer = input.getDefiningOp();
-      return !definer || (definer->getBlock() == first->getBlock() &&
-                          definer->isBeforeInBlock(first));
-    });
-    if (sharesInput && definedBefore)
+    if (sharesInput && inputsDefinedBefore(fusion, first))
       return fusion;
   }
   return {};

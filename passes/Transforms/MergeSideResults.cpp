@@ -110,6 +110,14 @@ struct GenesisMergeSideResultsPass
 
 } // namespace
 
+bool genesis::inputsDefinedBefore(FusionOp fusion, Operation *anchor) {
+  return llvm::all_of(fusion.getInputs(), [&](Value input) {
+    Operation *definer = input.getDefiningOp();
+    return !definer || (definer->getBlock() == anchor->getBlock() &&
+                        definer->isBeforeInBlock(anchor));
+  });
+}
+
 bool genesis::isElementwiseFusion(FusionOp fusion, ArrayRef<int64_t> shape) {
   Block &body = fusion.getBody().front();
   for (Operation &op : body.without_terminator())
