@@ -308,27 +308,26 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     max = scan.max;
     sum = scan.sum;
     sumLogits = scan.sumLogits;
-  }
-  // inside[e] says whether the slot of the thread's e-th value lies in the
-  // row.
-  SmallVector<Value> inside, values;
-  Value localMax = constant(-INFINITY), localSum = constant(0.0);
-  for (int64_t k = 0; held && k < perThread; ++k) {
-    Value slot = im.add(thread, im.c(k * threads));
-    Value in = im.lt(slot, im.c(slots));
-    Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
-    SmallVector<Value> lanes =
-        loadClasses(b, loc, logits, im.add(rowStart, first), vectorType);
-    for (Value x : lanes) {
-      inside.push_back(in);
-      values.push_back(x);
-      localMax = arith::MaximumFOp::create(b, loc, localMax,
-                                           select(in, x, constant(-INFINITY)));
-      localSum =
-          arith::AddFOp::create(b, loc, localSum, select(in, x, constant(0.0)));
+  } else {
+    // inside[e] says whether the slot of the thread's e-th value lies in
+    // the row.
+    SmallVector<Value> inside, values;
+    Value localMax = constant(-INFINITY), localSum = constant(0.0);
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value slot = im.add(thread, im.c(k * threads));
+      Value in = im.lt(slot, im.c(slots));
+      Value first = im.mul(select(in, slot, im.c(0)), im.c(width));
+      SmallVector<Value> lanes =
+          loadClasses(b, loc, logits, im.add(rowStart, first), vectorType);
+      for (Value x : lanes) {
+        inside.push_back(in);
+        values.push_back(x);
+        localMax = arith::MaximumFOp::create(
+            b, loc, localMax, select(in, x, constant(-INFINITY)));
+        localSum = arith::AddFOp::create(b, loc, localSum,
+                                         select(in, x, constant(0.0)));
+      }
     }
-  }
-  if (held) {
     max = blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
     Value localExp = constant(0.0);
     for (size_t k = 0; k < values.size(); ++k) {
