@@ -91,6 +91,14 @@ bool isElementwiseFusion(FusionOp fusion, llvm::ArrayRef<int64_t> shape);
 /// merge fusions keep to it).
 inline constexpr int64_t kMaxFusionOps = 1024;
 
+/// The most optimizer updates genesis-group-optimizer-updates puts in one
+/// kernel: 16 updates take at most 112 pointer arguments (896 bytes).
+inline constexpr int64_t kMaxGroupedUpdates = 16;
+
+/// Whether `op` updates a parameter and its optimizer state (SGD, SGD with
+/// momentum, Adam, AdamW). Defined in GroupOptimizerUpdates.cpp.
+bool isOptimizerUpdate(mlir::Operation *op);
+
 /// The reduction of a reduction fusion of one root (reductionFusionRoots).
 /// Null for any other fusion.
 mlir::Operation *reductionFusionRoot(FusionOp fusion);

@@ -193,9 +193,12 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
     value (and the runtime fills a returned one). One that an op kernel
     reads (a scatter_add's zero operand, a library call's) is planned from
     its first use, where the plan fills it, to its last. Function arguments (parameters,
-    optimizer state, batch) are external: the runtime owns them. Returned
-    values are planned like any temporary; the runtime copies or aliases
-    them out after the last step.
+    optimizer state, batch) are external: the runtime owns them. A returned
+    update of an argument (a new parameter or optimizer state, bound by
+    genesis.name; see passes/Analysis/ArgumentUpdates.h) gets none: its
+    producer writes it into the argument's tensor. Other returned values are
+    planned like any temporary; the runtime copies or aliases them out
+    after the last step.
 
     Algorithm:
     1. Schedule: program order (the trace order). Op `i` of the top-level
@@ -586,6 +589,29 @@ def GenesisMergeSiblingLoops
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisGroupOptimizerUpdates
+    : Pass<"genesis-group-optimizer-updates", "mlir::func::FuncOp"> {
+  let summary = "Adjacent optimizer updates in one kernel (CUDA)";
+  let description = [{
+    XLA's horizontal loop fusion, for the optimizer: a train step updates
+    each parameter (SGD, SGD with momentum, Adam, AdamW) as soon as its
+    gradient is complete, so a layer's small updates (biases, norms) run
+    as one launch each, a few microseconds apiece with most of the GPU
+    idle. Algorithm: walk the function's block; from each update, a run
+    takes the following updates while only reshapes and constants lie in
+    between, none reads a result of an earlier member, and it holds at most
+    16 (their pointers stay under a kilobyte of kernel parameters). A run of
+    two or more becomes one `genesis.fusion` at its last member's place:
+    its inputs are the members' operands, each once; its body clones the
+    members in order and yields all their results. Moving the members
+    later past reshapes and constants changes no lifetime that costs
+    memory. genesis-lower-cuda gives such a fusion one kernel whose blocks
+    are split among the members, each block running its member's update
+    over its share of the elements. The evaluator runs the body as it is.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisLowerCpu : Pass<"genesis-lower-cpu", "mlir::ModuleOp"> {
   let summary = "Fusion regions to CPU loop kernels";
   let description = [{
@@ -789,9 +815,10 @@ def GenesisDedupeKernels : Pass<"genesis-dedupe-kernels", "mlir::ModuleOp"> {
     (GPT-2's 12 blocks: 927 kernels, 64 distinct bodies), and the kernel
     module's code generation (LLVM, ptxas) is most of a plan's compile time.
     In the `genesis_kernels` GPU module, first the private functions (the
-    bodies that op kernels call), then the `gpu.func` kernels: each is
-    printed with its own symbol replaced by a fixed name, in local scope;
-    a function whose text equals an earlier one's is erased, and every
+    bodies that op kernels call), then the `gpu.func` kernels: a function
+    that equals an earlier one but for its symbol name and locations (same
+    attributes, body structurally equivalent: MLIR's OperationEquivalence,
+    looked up by a hash of its ops) is erased, and every
     reference to it (the `genesis.kernel` attribute of the op that
     launches it, calls) names the earlier one instead. Calls are renamed
     before the kernels are compared, so kernels calling equal bodies are

@@ -115,6 +115,9 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (options.memoryBudget > 0)
     pm.addPass(createGenesisRemat(
         GenesisRematOptions{options.memoryBudget, /*alignment=*/256}));
+  // After remat, whose candidates the groups would hide.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createGenesisGroupOptimizerUpdates());
   pm.addPass(createGenesisLowerCuda());
   pm.addPass(createGenesisDedupeKernels());
   return success();

@@ -34,7 +34,10 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 
@@ -95,7 +98,7 @@ std::string toolkitPath() {
 }
 
 /// Serialises the (lowered) gpu.module of a clone of `module` in `format`
-/// ("isa" or "bin") and returns the object's bytes.
+/// ("isa": PTX) and returns the object's bytes.
 FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
   OwningOpRef<ModuleOp> copy = module.clone();
   PassManager pm(module.getContext());
@@ -115,6 +118,62 @@ FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
                             "produced no ")
            << format << " object";
   return bytes;
+}
+
+/// A temporary file removed when it goes out of scope.
+struct TemporaryFile {
+  llvm::SmallString<128> path;
+  ~TemporaryFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+/// Assembles `ptx` into a cubin for `chip` with ptxas at -O3 (the command
+/// gpu-module-to-binary's "bin" format runs, on every core) and returns its
+/// bytes; a failure names ptxas's own message.
+FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
+                                StringRef ptx, StringRef chip) {
+  TemporaryFile input, output, log;
+  auto fail = [&](const Twine &message) {
+    return module.emitError("genesis cuda codegen: ") << message;
+  };
+  if (llvm::sys::fs::createTemporaryFile("genesis-kernels", "ptx",
+                                         input.path) ||
+      llvm::sys::fs::createTemporaryFile("genesis-kernels", "cubin",
+                                         output.path) ||
+      llvm::sys::fs::createTemporaryFile("genesis-ptxas", "log", log.path))
+    return fail("cannot create temporary files for ptxas");
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream os(input.path, error);
+    if (error)
+      return fail("cannot write " + input.path + ": " + error.message());
+    os << ptx;
+  }
+  std::string arch = chip.str();
+  // --split-compile 0 optimises the kernels on every core: the same
+  // machine code for each kernel (checked on GPT-2's 63), a cubin laid
+  // out differently from one thread's.
+  SmallVector<StringRef> arguments = {
+      ptxas,       "-arch",       arch, input.path,        "-o",
+      output.path, "--opt-level", "3",  "--split-compile", "0"};
+  std::optional<StringRef> redirects[] = {std::nullopt, log.path, log.path};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(ptxas, arguments, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    auto message = llvm::MemoryBuffer::getFile(log.path);
+    return fail(
+        "ptxas failed (" +
+        (error.empty() ? "exit status " + std::to_string(status) : error) +
+        ")" + (message ? ": " + (*message)->getBuffer().rtrim() : ""));
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(output.path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!cubin || (*cubin)->getBufferSize() == 0)
+    return fail("ptxas wrote no cubin to " + output.path);
+  return (*cubin)->getBuffer().str();
 }
 
 } // namespace
@@ -170,7 +229,7 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
   if (!llvm::sys::fs::can_execute(ptxas))
     return module.emitError("genesis cuda codegen: ptxas not found at ")
            << ptxas << " (set GENESIS_CUDA_PATH to the CUDA toolkit)";
-  FailureOr<std::string> cubin = serialize(module, "bin");
+  FailureOr<std::string> cubin = assemble(module, ptxas, images.ptx, chip);
   if (failed(cubin))
     return failure();
   images.cubin = std::move(*cubin);

@@ -14,6 +14,7 @@
 #include "passes/Conversion/CudaKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -324,6 +325,33 @@ FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
 /// (CudaOpKernelEmitter.cpp).
 FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
                                          OpBuilder &moduleBuilder);
+
+/// An op's CPU op kernel in the GPU module, called per thread: `function`
+/// takes the op's operands and results as memrefs, then [begin, end) of its
+/// outer loop of `extent` iterations; each thread runs `perThread` of them,
+/// a block's width apart, so a block covers `kOuterLoopBlock * perThread`.
+struct OuterLoopBody {
+  mlir::func::FuncOp function;
+  int64_t extent = 0;
+  int64_t perThread = 1;
+  int64_t blocks() const {
+    return ceilDiv(extent, kOuterLoopBlock * perThread);
+  }
+  static constexpr int64_t kOuterLoopBlock = 128;
+};
+FailureOr<OuterLoopBody> emitOuterLoopBody(Operation *op, StringRef name,
+                                           OpBuilder &moduleBuilder);
+/// Calls `body` from a kernel of kOuterLoopBlock threads as its block number
+/// `block` (of body.blocks()) with `arguments` (operands, then results).
+void callOuterLoopBody(OpBuilder &b, Location loc, const OuterLoopBody &body,
+                       ValueRange arguments, Value block);
+
+/// A genesis.fusion of optimizer updates only, each yielded in order
+/// (genesis-group-optimizer-updates): one kernel whose blocks are split
+/// among the updates (CudaOptimizerGroupEmitter.cpp).
+bool isOptimizerGroup(Operation *op);
+FailureOr<GpuKernel> emitOptimizerGroup(Operation *op, StringRef name,
+                                        OpBuilder &moduleBuilder);
 
 /// Transposes outside fusions (CudaDataKernels.cpp): a tiled transpose
 /// through shared memory when the innermost dimension moves, else a loop.

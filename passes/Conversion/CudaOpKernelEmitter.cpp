@@ -9,6 +9,7 @@
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Conversion/CpuKernels.h"
 #include "passes/Conversion/CudaEmitters.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,20 +22,19 @@ using namespace mlir;
 
 namespace genesis::cuda {
 
-/// Runs the CPU op kernel of `op` (a func.func over [begin, end) of its
-/// outer loop, cloned into the GPU module) with one outer iteration per
-/// thread. Elementwise ops (optimizer updates, dropout) are emitted over
-/// their flattened shape, so every element gets a thread; an optimizer
-/// update's thread takes kOptimizerElementsPerThread elements a block's
-/// width apart (so each access stays coalesced): its kernel's element loop
-/// is given the block's width as its step, so the step's scalars, which
-/// the kernel computes before that loop (Adam's bias corrections: two f64
-/// powers and a division), are computed once for all of them.
-FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
-                                         OpBuilder &moduleBuilder) {
-  Location loc = op->getLoc();
-  FailureOr<func::FuncOp> body = cpu::emitOpKernel(
-      op, (name + "_body").str(), moduleBuilder, /*flattenElementwise=*/true);
+/// The CPU op kernel of `op` (a func.func over [begin, end) of its outer
+/// loop, cloned into the GPU module) made callable per thread. Elementwise
+/// ops (optimizer updates, dropout) are emitted over their flattened shape,
+/// so every element gets a thread; an optimizer update's thread takes
+/// kOptimizerElementsPerThread elements a block's width apart (so each
+/// access stays coalesced): its kernel's element loop is given the block's
+/// width as its step, so the step's scalars, which the kernel computes
+/// before that loop (Adam's bias corrections: two f64 powers and a
+/// division), are computed once for all of them.
+FailureOr<OuterLoopBody> emitOuterLoopBody(Operation *op, StringRef name,
+                                           OpBuilder &moduleBuilder) {
+  FailureOr<func::FuncOp> body =
+      cpu::emitOpKernel(op, name, moduleBuilder, /*flattenElementwise=*/true);
   if (failed(body))
     return failure();
   int64_t extent =
@@ -54,30 +54,10 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
   (*body)->removeAttr(kKernelAttrName);
   (*body)->removeAttr("genesis.outer_extent");
   (*body).setPrivate();
-  auto argTypes = (*body).getArgumentTypes().drop_back(2);
-  unsigned numInputs = op->getNumOperands();
-  if (isa<DropoutOp>(op))
-    numInputs = 2;
-  SmallVector<Type> inputs, outputs;
-  for (auto [i, type] : llvm::enumerate(argTypes)) {
-    auto memref = cast<MemRefType>(type);
-    (i < numInputs ? inputs : outputs)
-        .push_back(
-            RankedTensorType::get(memref.getShape(), memref.getElementType()));
-  }
-  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name, inputs, outputs);
   constexpr int64_t kOptimizerElementsPerThread = 8;
-  int64_t perThread =
-      isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op)
-          ? kOptimizerElementsPerThread
-          : 1;
-  int64_t block = 128;
-  setLaunch(kernel, ceilDiv(extent, block * perThread), block);
-  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
-  IndexMath im{b, loc};
-  Value begin =
-      im.add(im.mul(im.blockId(), im.c(block * perThread)), im.threadId());
-  if (perThread > 1) {
+  OuterLoopBody result{*body, extent,
+                       isOptimizerUpdate(op) ? kOptimizerElementsPerThread : 1};
+  if (result.perThread > 1) {
     // The flattened kernel's one loop runs over [begin, end) of its last
     // two arguments.
     Block &entry = body->getBody().front();
@@ -94,27 +74,61 @@ FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
              << op->getName() << " has no element loop over [begin, end)";
     if (elementLoop) {
       OpBuilder at(elementLoop);
-      elementLoop.getStepMutable().assign(
-          arith::ConstantIndexOp::create(at, loc, block));
+      elementLoop.getStepMutable().assign(arith::ConstantIndexOp::create(
+          at, op->getLoc(), OuterLoopBody::kOuterLoopBlock));
     }
   }
-  auto branch = scf::IfOp::create(b, loc, im.lt(begin, im.c(extent)),
+  return result;
+}
+
+void callOuterLoopBody(OpBuilder &b, Location loc, const OuterLoopBody &body,
+                       ValueRange arguments, Value block) {
+  IndexMath im{b, loc};
+  int64_t width = OuterLoopBody::kOuterLoopBlock;
+  Value begin =
+      im.add(im.mul(block, im.c(width * body.perThread)), im.threadId());
+  auto branch = scf::IfOp::create(b, loc, im.lt(begin, im.c(body.extent)),
                                   /*withElse=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&branch.getThenRegion().front());
-    SmallVector<Value> arguments(kernel.inputs);
-    arguments.append(kernel.outputs);
-    arguments.push_back(begin);
-    // The thread's last element is begin + block (perThread - 1); a kernel
-    // without the strided loop runs the single iteration begin.
-    arguments.push_back(
-        arith::MinUIOp::create(b, loc,
-                               im.add(begin, im.c(block * (perThread - 1) + 1)),
-                               im.c(extent))
-            .getResult());
-    func::CallOp::create(b, loc, *body, arguments);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  SmallVector<Value> callArguments(arguments);
+  callArguments.push_back(begin);
+  // The thread's last element is begin + width (perThread - 1); a kernel
+  // without the strided loop runs the single iteration begin.
+  callArguments.push_back(
+      arith::MinUIOp::create(
+          b, loc, im.add(begin, im.c(width * (body.perThread - 1) + 1)),
+          im.c(body.extent))
+          .getResult());
+  func::CallOp::create(b, loc, body.function, callArguments);
+}
+
+/// Runs the CPU op kernel of `op` (emitOuterLoopBody) with one outer
+/// iteration (or an optimizer's kOptimizerElementsPerThread) per thread.
+FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,
+                                         OpBuilder &moduleBuilder) {
+  Location loc = op->getLoc();
+  FailureOr<OuterLoopBody> body =
+      emitOuterLoopBody(op, (name + "_body").str(), moduleBuilder);
+  if (failed(body))
+    return failure();
+  auto argTypes = body->function.getArgumentTypes().drop_back(2);
+  unsigned numInputs = op->getNumOperands();
+  if (isa<DropoutOp>(op))
+    numInputs = 2;
+  SmallVector<Type> inputs, outputs;
+  for (auto [i, type] : llvm::enumerate(argTypes)) {
+    auto memref = cast<MemRefType>(type);
+    (i < numInputs ? inputs : outputs)
+        .push_back(
+            RankedTensorType::get(memref.getShape(), memref.getElementType()));
   }
+  GpuKernel kernel = createGpuKernel(moduleBuilder, loc, name, inputs, outputs);
+  setLaunch(kernel, body->blocks(), OuterLoopBody::kOuterLoopBlock);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  SmallVector<Value> arguments(kernel.inputs);
+  arguments.append(kernel.outputs);
+  callOuterLoopBody(b, loc, *body, arguments, IndexMath{b, loc}.blockId());
   gpu::ReturnOp::create(b, loc);
   return kernel;
 }

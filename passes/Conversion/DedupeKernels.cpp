@@ -25,15 +25,38 @@ using namespace genesis;
 
 namespace {
 
-/// The function's text with its symbol replaced by a fixed name.
-std::string textWithoutName(Operation *function) {
-  StringAttr name = SymbolTable::getSymbolName(function);
-  SymbolTable::setSymbolName(function, "kernel");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  function->print(os, OpPrintingFlags().useLocalScope());
-  SymbolTable::setSymbolName(function, name);
-  return text;
+/// The function's attributes other than its symbol name.
+SmallVector<NamedAttribute> attributesWithoutName(Operation *function) {
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attribute : function->getAttrDictionary())
+    if (attribute.getName() != SymbolTable::getSymbolAttrName())
+      attributes.push_back(attribute);
+  return attributes;
+}
+
+/// A hash of what makes two functions the same kernel: their attributes
+/// but the name, and every op of the body (name, attributes, types).
+llvm::hash_code kernelHash(Operation *function) {
+  llvm::hash_code hash = llvm::hash_combine(
+      function->getName(),
+      llvm::hash_combine_range(attributesWithoutName(function)));
+  function->getRegion(0).walk([&](Operation *op) {
+    hash =
+        llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                     op, OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// Whether two functions differ in nothing but their names (and locations).
+bool sameKernel(Operation *a, Operation *b) {
+  return a->getName() == b->getName() &&
+         attributesWithoutName(a) == attributesWithoutName(b) &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a->getRegion(0), &b->getRegion(0),
+             OperationEquivalence::IgnoreLocations);
 }
 
 /// Points every flat symbol reference in `root` named in `renamed` (calls'
@@ -56,19 +79,28 @@ void renameReferences(Operation *root,
   });
 }
 
-/// Erases each of `functions` whose text equals an earlier one's, recording
-/// the survivor in `renamed`.
+/// Erases each of `functions` that is the same kernel as an earlier one,
+/// recording the survivor in `renamed`.
 void dedupe(ArrayRef<Operation *> functions,
             llvm::DenseMap<StringAttr, StringAttr> &renamed) {
-  llvm::StringMap<StringAttr> first;
+  llvm::DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> survivors;
   for (Operation *function : functions) {
-    StringAttr name = SymbolTable::getSymbolName(function);
-    auto [known, inserted] = first.try_emplace(textWithoutName(function), name);
-    if (inserted)
+    SmallVector<Operation *, 1> &candidates = survivors[kernelHash(function)];
+    Operation *known = nullptr;
+    for (Operation *candidate : candidates)
+      if (sameKernel(candidate, function)) {
+        known = candidate;
+        break;
+      }
+    if (!known) {
+      candidates.push_back(function);
       continue;
+    }
+    StringAttr name = SymbolTable::getSymbolName(function);
+    StringAttr survivor = SymbolTable::getSymbolName(known);
     LLVM_DEBUG(llvm::dbgs() << "@" << name.getValue() << " is @"
-                            << known->second.getValue() << "\n");
-    renamed[name] = known->second;
+                            << survivor.getValue() << "\n");
+    renamed[name] = survivor;
     function->erase();
   }
 }

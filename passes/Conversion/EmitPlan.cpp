@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Analysis/ArgumentUpdates.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
 
@@ -200,18 +201,11 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     addUnique(inputs, *index);
   }
 
-  // Top-level op indices, for the in-place hazard test.
-  DenseMap<Operation *, int64_t> position;
-  int64_t counter = 0;
-  for (Operation &op : body)
-    position[&op] = counter++;
-  auto topLevelIndex = [&](Operation *user) {
-    while (user->getBlock() != &body)
-      user = user->getParentOp();
-    return position.lookup(user);
-  };
-
-  // Results: where each returned value goes.
+  // Results: where each returned value goes. An update of an argument
+  // (argumentUpdates) is written into the argument's tensor by its producer;
+  // any other result computed in the body into its output's tensor; the
+  // rest are copied or filled there after the body.
+  llvm::DenseSet<Value> updates = argumentUpdates(function);
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   struct Deferred {
     Value value;
@@ -227,41 +221,25 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
     std::string name =
         nameAttr ? nameAttr.str() : fname + ".result" + std::to_string(r);
     uint32_t dst;
-    bool direct = true;
+    bool direct;
     auto arg = argumentByName.find(name);
     if (arg != argumentByName.end()) {
-      // Updated in place: the producer writes the argument's tensor, unless
-      // the old value is still read after the producer.
       BlockArgument old = body.getArgument(arg->second);
       if (old.getType() != type)
         return function.emitError("compilePlan: result '")
                << name << "' does not have the type of the argument";
       dst = tensors.lookup(old);
-      Operation *producer = value.getDefiningOp();
-      if (!producer || producer->getBlock() != &body)
-        direct = false;
-      else {
-        int64_t p = position.lookup(producer);
-        for (Operation *user : old.getUsers())
-          if (topLevelIndex(user) > p)
-            direct = false;
-        if (isa<FusionOp>(producer))
-          producer->walk([&](Operation *inner) {
-            if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(inner))
-              direct = false;
-          });
-      }
+      direct = updates.contains(value);
     } else {
       FailureOr<uint32_t> index =
           external(function, name, type, plan::Role::Output);
       if (failed(index))
         return failure();
       dst = *index;
-      if (!value.getDefiningOp() || value.getDefiningOp()->getBlock() != &body)
-        direct = false;
+      direct = value.getDefiningOp() &&
+               value.getDefiningOp()->getBlock() == &body &&
+               !isSplatConstant(value) && !tensors.count(value);
     }
-    if (isSplatConstant(value) || tensors.count(value))
-      direct = false;
     if (direct)
       tensors[value] = dst;
     else

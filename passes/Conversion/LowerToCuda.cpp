@@ -81,6 +81,7 @@ struct KernelEmitter {
 /// its kernel. The CPU op kernel run per thread is the fallback of every op
 /// that has one.
 const KernelEmitter kEmitters[] = {
+    {"optimizer group", isOptimizerGroup, emitOptimizerGroup},
     {"loop fusion", isLoopFusion, emitLoop},
     {"reduction fusion", isReductionFusion, emitReduction},
     {"row fusion", isRowFusion, emitRow},
@@ -133,6 +134,7 @@ struct GenesisLowerCudaPass
     llvm::StringMap<unsigned> counters;
     for (auto [function, op] : work) {
       StringRef kind = op->hasAttr(kRematAttrName) ? StringRef("remat")
+                       : isOptimizerGroup(op)      ? StringRef("optimizer")
                        : isa<FusionOp>(op)         ? StringRef("fusion")
                                            : op->getName().stripDialect();
       std::string name =

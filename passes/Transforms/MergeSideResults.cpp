@@ -59,20 +59,22 @@ bool mergeable(FusionOp producer, ArrayRef<int64_t> shape, FusionOp consumer) {
 
 /// The first reduction fusion after `sibling` in its block that reads one of
 /// its inputs and can take it as side results (a GELU's backward: its dx and
-/// its bias gradient read the same two tensors), or null.
+/// its bias gradient read the same two tensors), or null. Only the inputs'
+/// users can share one, so they are the candidates (not every later op).
 FusionOp siblingReduction(FusionOp sibling) {
-  for (Operation *op = sibling->getNextNode(); op; op = op->getNextNode()) {
-    auto fusion = dyn_cast<FusionOp>(op);
-    if (!fusion)
-      continue;
-    std::optional<ArrayRef<int64_t>> shape = sideShape(fusion);
-    bool sharesInput = llvm::any_of(sibling.getInputs(), [&](Value input) {
-      return llvm::is_contained(fusion.getInputs(), input);
-    });
-    if (shape && sharesInput && mergeable(fusion, *shape, sibling))
-      return fusion;
-  }
-  return {};
+  FusionOp first;
+  for (Value input : sibling.getInputs())
+    for (Operation *user : input.getUsers()) {
+      auto fusion = dyn_cast<FusionOp>(user);
+      if (!fusion || fusion->getBlock() != sibling->getBlock() ||
+          !sibling->isBeforeInBlock(fusion) ||
+          (first && !fusion->isBeforeInBlock(first)))
+        continue;
+      std::optional<ArrayRef<int64_t>> shape = sideShape(fusion);
+      if (shape && mergeable(fusion, *shape, sibling))
+        first = fusion;
+    }
+  return first;
 }
 
 struct GenesisMergeSideResultsPass

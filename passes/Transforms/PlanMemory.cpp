@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Analysis/ArgumentUpdates.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -73,7 +74,7 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
   if (isa<ReshapeOp>(op))
     return {0};
   // Operands: param, grad, state..., lr, step; results: param, state...
-  if (isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op))
+  if (isOptimizerUpdate(op))
     return {result == 0 ? 0 : result + 1, 1};
   // Every kernel of it reads a row's logits before writing that row's
   // gradient, each element by the thread that reads it last: the logits'
@@ -122,6 +123,8 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
   Block &block = function.getBody().front();
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> ranges =
       computeLiveRanges(block);
+  // Their producers write them into the arguments' tensors.
+  llvm::DenseSet<Value> updates = argumentUpdates(function);
 
   // Buffers in program order, sharing through in-place reuse.
   MemoryPlan plan;
@@ -130,7 +133,7 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
   for (auto [i, op] : llvm::enumerate(block)) {
     SmallVector<unsigned> claimed;
     for (OpResult result : op.getResults()) {
-      if (!needsBuffer(result))
+      if (!needsBuffer(result) || updates.contains(result))
         continue;
       std::optional<int64_t> bytes = tensorBytes(result.getType());
       if (!bytes)
@@ -228,12 +231,13 @@ LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
     OpResult value;
     int64_t offset, bytes, start, end;
   };
+  llvm::DenseSet<Value> updates = argumentUpdates(function);
   SmallVector<Planned> planned;
   int64_t total = 0;
   for (Operation &op : block)
     for (OpResult result : op.getResults()) {
       auto it = plan.offsets.find(result);
-      if (!needsBuffer(result)) {
+      if (!needsBuffer(result) || updates.contains(result)) {
         if (it != plan.offsets.end())
           return fail(&op) << "result #" << result.getResultNumber()
                            << " needs no buffer but has an offset";

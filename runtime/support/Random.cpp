@@ -3,8 +3,12 @@
 #include "runtime/support/Random.h"
 #include "runtime/support/Philox.h"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace genesis {
 
@@ -29,14 +33,69 @@ int64_t Generator::randint(int64_t low, int64_t high) {
   return value < high ? value : high - 1;
 }
 
+namespace {
+
+/// Fills elements [0, n) of an array, each from `drawsPerElement` draws of
+/// the generator's stream in row-major order: `fill(generator, i)` sets
+/// element i from a generator at that element's offset. The stream is
+/// counter-based, so large arrays are split across threads and still get
+/// the numbers one thread would draw.
+template <typename Fill>
+void fillInOrder(Generator &generator, int64_t n, uint64_t drawsPerElement,
+                 Fill fill) {
+  Generator::State start = generator.get_state();
+  auto fillRange = [&](int64_t begin, int64_t end) {
+    Generator local(start.seed);
+    local.set_state(
+        {start.seed,
+         start.offset + drawsPerElement * static_cast<uint64_t>(begin)});
+    for (int64_t i = begin; i < end; ++i)
+      fill(local, i);
+  };
+  constexpr int64_t kElementsPerThread = int64_t{1} << 18;
+  int64_t threads = std::min<int64_t>(
+      {static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())),
+       int64_t{16}, std::max<int64_t>(1, n / kElementsPerThread)});
+  if (threads <= 1) {
+    fillRange(0, n);
+  } else {
+    // A store can throw (an integer array given a value out of its range):
+    // each thread keeps its exception and the first is rethrown here.
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+    auto guardedRange = [&](int64_t t, int64_t chunk) {
+      try {
+        fillRange(std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> workers;
+    int64_t chunk = (n + threads - 1) / threads;
+    for (int64_t t = 1; t < threads; ++t)
+      workers.emplace_back(guardedRange, t, chunk);
+    guardedRange(0, chunk);
+    for (std::thread &worker : workers)
+      worker.join();
+    for (const std::exception_ptr &error : errors)
+      if (error)
+        std::rethrow_exception(error);
+  }
+  generator.set_state(
+      {start.seed, start.offset + drawsPerElement * static_cast<uint64_t>(n)});
+}
+
+} // namespace
+
 void Generator::fill_uniform(HostArray &array, double low, double high) {
-  for (int64_t i = 0; i < array.numel(); ++i)
-    array.setDouble(i, low + (high - low) * uniform());
+  fillInOrder(*this, array.numel(), 1, [&](Generator &generator, int64_t i) {
+    array.setDouble(i, low + (high - low) * generator.uniform());
+  });
 }
 
 void Generator::fill_normal(HostArray &array, double mean, double std) {
-  for (int64_t i = 0; i < array.numel(); ++i)
-    array.setDouble(i, mean + std * normal());
+  fillInOrder(*this, array.numel(), 2, [&](Generator &generator, int64_t i) {
+    array.setDouble(i, mean + std * generator.normal());
+  });
 }
 
 Generator &default_generator() {

@@ -37,14 +37,15 @@ public:
 
   /// Uniform in [0, 1) with 53 random bits.
   double uniform();
-  /// Standard normal (Box-Muller on two uniforms).
+  /// Standard normal (Box-Muller on two uniforms: two draws).
   double normal();
   /// Uniform integer in [low, high); throws if the range is empty.
   int64_t randint(int64_t low, int64_t high);
 
-  /// Fills every element (row-major order) with U[low, high).
+  /// Fills every element (row-major order, one draw each) with U[low, high).
+  /// Large arrays are filled on several threads with the same numbers.
   void fill_uniform(HostArray &array, double low, double high);
-  /// Fills every element with N(mean, std^2).
+  /// Fills every element with N(mean, std^2) (two draws each).
   void fill_normal(HostArray &array, double mean, double std);
 
   static constexpr uint64_t kDefaultSeed = 67280421310721ull;

@@ -92,6 +92,38 @@ func.func @sgd(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>) -
 
 // -----
 
+// A group of optimizer updates (genesis-group-optimizer-updates): one
+// kernel of 1 + 3 blocks (240 and 3000 elements, 1024 a block), blocks
+// [0, 1) running the first update's body, [1, 4) the second's from its own
+// block 0, each with its operands and result; the parameters take the
+// bodies' flattened types.
+// CHECK-LABEL: func.func @optimizer_group(
+// CHECK: genesis.fusion {{.+}}genesis.kernel = @optimizer_group_optimizer0, genesis.launch = #genesis.launch<grid = [4, 1, 1], block = [128, 1, 1], shared = 0>
+// CHECK-DAG: func.func private @optimizer_group_optimizer0_body0(%{{.+}}: memref<240xf32>, %{{.+}}: memref<240xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<240xf32>, %{{.+}}: index, %{{.+}}: index)
+// CHECK-DAG: func.func private @optimizer_group_optimizer0_body1(%{{.+}}: memref<3000xf32>, %{{.+}}: memref<3000xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<3000xf32>, %{{.+}}: index, %{{.+}}: index)
+// CHECK: gpu.func @optimizer_group_optimizer0(%[[P:.+]]: memref<240xf32>, %[[G:.+]]: memref<240xf32>, %[[LR:.+]]: memref<f32>, %[[Q:.+]]: memref<3000xf32>, %[[H:.+]]: memref<3000xf32>, %[[NEWP:.+]]: memref<240xf32>, %[[NEWQ:.+]]: memref<3000xf32>)
+// CHECK: %[[BLOCK:.+]] = gpu.block_id x
+// CHECK: arith.cmpi uge, %[[BLOCK]], %c0
+// CHECK: arith.cmpi ult, %[[BLOCK]], %c1
+// CHECK: call @optimizer_group_optimizer0_body0(%[[P]], %[[G]], %[[LR]], %[[NEWP]],
+// CHECK: arith.cmpi uge, %[[BLOCK]], %c1
+// CHECK: arith.cmpi ult, %[[BLOCK]], %c4
+// CHECK: %[[LOCAL:.+]] = arith.subi %[[BLOCK]], %c1
+// CHECK: arith.muli %[[LOCAL]], %c1024
+// CHECK: arith.minui %{{.+}}, %c3000
+// CHECK: call @optimizer_group_optimizer0_body1(%[[Q]], %[[H]], %[[LR]], %[[NEWQ]],
+func.func @optimizer_group(%p: tensor<16x15xf32>, %g: tensor<16x15xf32>, %lr: tensor<f32>, %q: tensor<3000xf32>, %h: tensor<3000xf32>) -> (tensor<16x15xf32>, tensor<3000xf32>) {
+  %r:2 = genesis.fusion %p, %g, %lr, %q, %h : (tensor<16x15xf32>, tensor<16x15xf32>, tensor<f32>, tensor<3000xf32>, tensor<3000xf32>) -> (tensor<16x15xf32>, tensor<3000xf32>) {
+  ^bb0(%a: tensor<16x15xf32>, %b: tensor<16x15xf32>, %l: tensor<f32>, %c: tensor<3000xf32>, %d: tensor<3000xf32>):
+    %0 = genesis.sgd_update %a, %b, %l : (tensor<16x15xf32>, tensor<16x15xf32>, tensor<f32>) -> tensor<16x15xf32>
+    %1 = genesis.sgd_update %c, %d, %l : (tensor<3000xf32>, tensor<3000xf32>, tensor<f32>) -> tensor<3000xf32>
+    genesis.yield %0, %1 : tensor<16x15xf32>, tensor<3000xf32>
+  }
+  return %r#0, %r#1 : tensor<16x15xf32>, tensor<3000xf32>
+}
+
+// -----
+
 // A transpose moving the innermost dimension: 32x32 tiles of (40, 70) of
 // each of the 2 batch indices through a 32x33 shared tile (flat, 1056
 // elements), a barrier between the coalesced reads and writes; a 1-D grid

@@ -488,6 +488,38 @@ TEST(CudaBackend, OptimizerUpdates) {
   EXPECT_ON_DEVICE(worst, kF32);
 }
 
+TEST(CudaBackend, OptimizerUpdatesGroupedAcrossSizes) {
+  // genesis-group-optimizer-updates puts the run in one kernel: a scalar
+  // parameter (no element loop), 5 elements, 2100 (3 blocks of 1024, the
+  // last partial) and 4097 (one element in its last block), each member's
+  // blocks after the previous member's. OptimizerUpdates groups its four
+  // kinds of update the same way.
+  const char *ir = R"(
+    func.func @f(%p0: tensor<f32>, %g0: tensor<f32>, %p1: tensor<5xf32>, %g1: tensor<5xf32>, %p2: tensor<300x7xf32>, %g2: tensor<300x7xf32>, %p3: tensor<4097xf32>, %g3: tensor<4097xf32>, %lr: tensor<f32>, %step: tensor<i64>)
+        -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>) {
+      %0:3 = genesis.adamw_update %p0, %g0, %g0, %p0, %lr, %step {weight_decay = 1.0e-01} : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<i64>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+      %1:3 = genesis.adamw_update %p1, %g1, %g1, %p1, %lr, %step {weight_decay = 1.0e-01} : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>, tensor<i64>) -> (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>)
+      %2:3 = genesis.adamw_update %p2, %g2, %g2, %p2, %lr, %step {weight_decay = 1.0e-01} : (tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<f32>, tensor<i64>) -> (tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>)
+      %3:3 = genesis.adamw_update %p3, %g3, %g3, %p3, %lr, %step {weight_decay = 1.0e-01} : (tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>, tensor<f32>, tensor<i64>) -> (tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>)
+      return %0#0, %0#1, %0#2, %1#0, %1#1, %1#2, %2#0, %2#1, %2#2, %3#0, %3#1, %3#2 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>
+    })";
+  mlir::MLIRContext context;
+  // The second moments are the (positive) parameters: |p|.
+  std::map<unsigned, HostArray> inputs;
+  std::vector<std::vector<int64_t>> shapes = {{}, {5}, {300, 7}, {4097}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    HostArray p = randomFor(mlir::RankedTensorType::get(
+                                shapes[i], mlir::Float32Type::get(&context)),
+                            90 + i);
+    for (int64_t e = 0; e < p.numel(); ++e)
+      p.setDouble(e, std::fabs(p.getDouble(e)) + 0.01);
+    inputs.emplace(static_cast<unsigned>(2 * i), p);
+  }
+  inputs.emplace(8, scalarOf(DType::F32, 0.05));
+  inputs.emplace(9, scalarOf(DType::I64, 3));
+  EXPECT_ON_DEVICE(deviceError(ir, 21, inputs), kF32);
+}
+
 TEST(CudaBackend, SoftmaxCrossEntropyAndNorms) {
   HostArray labels = indexArray(DType::I64, {48}, 10, 31);
   labels.setInt(5, -100); // ignored
