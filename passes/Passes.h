@@ -92,12 +92,20 @@ bool isElementwiseFusion(FusionOp fusion, llvm::ArrayRef<int64_t> shape);
 inline constexpr int64_t kMaxFusionOps = 1024;
 
 /// The most optimizer updates genesis-group-optimizer-updates puts in one
-/// kernel: 16 updates take at most 112 pointer arguments (896 bytes).
+/// kernel: 16 updates take at most 144 pointer arguments (9 each, with their
+/// own lr and step; 1152 bytes of CUDA's 4 KB of kernel parameters).
 inline constexpr int64_t kMaxGroupedUpdates = 16;
 
 /// Whether `op` updates a parameter and its optimizer state (SGD, SGD with
 /// momentum, Adam, AdamW). Defined in GroupOptimizerUpdates.cpp.
 bool isOptimizerUpdate(mlir::Operation *op);
+
+/// Whether optimizer `updates` can run in one kernel in any order: none
+/// reads another's result, and none reads a tensor another may overwrite
+/// or reuse (its parameter, state or gradient: every operand but the
+/// trailing lr and step, which they may share). Defined in
+/// GroupOptimizerUpdates.cpp.
+bool updatesAreIndependent(llvm::ArrayRef<mlir::Operation *> updates);
 
 /// The reduction of a reduction fusion of one root (reductionFusionRoots).
 /// Null for any other fusion.

@@ -599,15 +599,20 @@ def GenesisGroupOptimizerUpdates
     as one launch each, a few microseconds apiece with most of the GPU
     idle. Algorithm: walk the function's block; from each update, a run
     takes the following updates while only reshapes and constants lie in
-    between, none reads a result of an earlier member, and it holds at most
-    16 (their pointers stay under a kilobyte of kernel parameters). A run of
+    between, each is independent of the earlier ones (it reads none of
+    their results, and no tensor one of them may overwrite or reuse: their
+    parameters, states and gradients; lr and step may be shared), and it
+    holds at most 16 (at most 144 pointers of kernel parameters). A run of
     two or more becomes one `genesis.fusion` at its last member's place:
     its inputs are the members' operands, each once; its body clones the
-    members in order and yields all their results. Moving the members
-    later past reshapes and constants changes no lifetime that costs
-    memory. genesis-lower-cuda gives such a fusion one kernel whose blocks
-    are split among the members, each block running its member's update
-    over its share of the elements. The evaluator runs the body as it is.
+    members in order and yields all their results. An earlier member's
+    gradient now lives until the group (past reshapes and constants only):
+    the pass runs before genesis-remat, which plans with it, and the memory
+    planner lets each result take its own update's parameter, state or
+    gradient buffer, as a lone update's would. genesis-lower-cuda gives
+    such a fusion one kernel whose blocks are split among the members, each
+    block running its member's update over its share of the elements. The
+    evaluator runs the body as it is.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

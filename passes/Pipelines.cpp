@@ -112,12 +112,12 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     // The merged bodies recompute their shared elementwise ops.
     functionPm.addPass(createCSEPass());
   }
+  // Before remat, which then plans the groups' gradients' lifetimes.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createGenesisGroupOptimizerUpdates());
   if (options.memoryBudget > 0)
     pm.addPass(createGenesisRemat(
         GenesisRematOptions{options.memoryBudget, /*alignment=*/256}));
-  // After remat, whose candidates the groups would hide.
-  if (options.fuse)
-    pm.addNestedPass<func::FuncOp>(createGenesisGroupOptimizerUpdates());
   pm.addPass(createGenesisLowerCuda());
   pm.addPass(createGenesisDedupeKernels());
   return success();

@@ -1,5 +1,4 @@
-//===- ArgumentUpdates.h - Results written into argument tensors -*- C++
-//-*-===//
+//===- ArgumentUpdates.h - Updates written in place -------------*- C++ -*-===//
 //
 // Which returned values the plan writes straight into the tensor of the
 // argument they update (a parameter, an optimizer state): shared by
@@ -21,7 +20,9 @@ namespace genesis {
 /// type the argument's; an op of the top-level block produces it, after
 /// every other top-level read of the old argument; that op is not a fusion
 /// with a reduction (whose kernel reads an operand after writing results);
-/// it is not a splat constant; and no earlier result returned it.
+/// it is not a splat constant; and no earlier result returned it. (The
+/// updates of one genesis-group-optimizer-updates group read no tensor of
+/// another's, so only its own update reads an updated argument there.)
 llvm::DenseSet<mlir::Value> argumentUpdates(mlir::func::FuncOp function);
 
 } // namespace genesis

@@ -16,6 +16,7 @@
 
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Conversion/CpuKernels.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -90,8 +91,8 @@ buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value begin,
 }
 
 bool hasOpKernel(Operation *op) {
-  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp,
-             SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp,
+  return isOptimizerUpdate(op) ||
+         isa<SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, CrossEntropyGradOp,
              DropoutOp>(op) ||
          hasDataKernel(op) || hasRowKernel(op);
 }
@@ -576,8 +577,7 @@ FailureOr<func::FuncOp> emitOpKernel(Operation *op, StringRef name,
     }
     return kernel;
   }
-  bool optimizer =
-      isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, AdamWUpdateOp>(op);
+  bool optimizer = isOptimizerUpdate(op);
   auto firstType =
       cast<RankedTensorType>(optimizer ? flat(op->getOperand(0).getType())
                                        : op->getOperand(0).getType());

@@ -150,15 +150,22 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
     if (error)
       return fail("cannot write " + input.path + ": " + error.message());
     os << ptx;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      return fail("cannot write " + input.path + ": " + message);
+    }
   }
   std::string arch = chip.str();
   // --split-compile 0 optimises the kernels on every core: the same
   // machine code for each kernel (checked on GPT-2's 63), a cubin laid
-  // out differently from one thread's.
+  // out differently from one thread's. (ptxas of CUDA 13, which the
+  // project requires, has the option.)
   SmallVector<StringRef> arguments = {
       ptxas,       "-arch",       arch, input.path,        "-o",
       output.path, "--opt-level", "3",  "--split-compile", "0"};
-  std::optional<StringRef> redirects[] = {std::nullopt, log.path, log.path};
+  std::optional<StringRef> redirects[] = {StringRef(""), log.path, log.path};
   std::string error;
   int status = llvm::sys::ExecuteAndWait(ptxas, arguments, std::nullopt,
                                          redirects, 0, 0, &error);

@@ -346,9 +346,10 @@ FailureOr<OuterLoopBody> emitOuterLoopBody(Operation *op, StringRef name,
 void callOuterLoopBody(OpBuilder &b, Location loc, const OuterLoopBody &body,
                        ValueRange arguments, Value block);
 
-/// A genesis.fusion of optimizer updates only, each yielded in order
-/// (genesis-group-optimizer-updates): one kernel whose blocks are split
-/// among the updates (CudaOptimizerGroupEmitter.cpp).
+/// A genesis.fusion of optimizer updates only (genesis-group-optimizer-
+/// updates), of distinct inputs, whose updates read only those inputs, are
+/// independent (updatesAreIndependent) and are yielded in order: one kernel
+/// whose blocks are split among the updates (CudaOptimizerGroupEmitter.cpp).
 bool isOptimizerGroup(Operation *op);
 FailureOr<GpuKernel> emitOptimizerGroup(Operation *op, StringRef name,
                                         OpBuilder &moduleBuilder);

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
@@ -22,16 +23,25 @@ namespace genesis::cuda {
 
 bool isOptimizerGroup(Operation *op) {
   auto fusion = dyn_cast<FusionOp>(op);
-  if (!fusion)
+  // Distinct inputs: no tensor enters under two names.
+  if (!fusion || llvm::SmallPtrSet<Value, 16>(fusion.getInputs().begin(),
+                                              fusion.getInputs().end())
+                         .size() != fusion.getInputs().size())
     return false;
   Block &body = fusion.getBody().front();
   SmallVector<Value> results;
+  SmallVector<Operation *> members;
   for (Operation &inner : body.without_terminator()) {
-    if (!isOptimizerUpdate(&inner))
+    // Every operand from outside the body.
+    if (!isOptimizerUpdate(&inner) ||
+        !llvm::all_of(inner.getOperands(),
+                      [](Value v) { return isa<BlockArgument>(v); }))
       return false;
     llvm::append_range(results, inner.getResults());
+    members.push_back(&inner);
   }
-  return !results.empty() &&
+  // Its blocks run the members in any order.
+  return !results.empty() && updatesAreIndependent(members) &&
          llvm::equal(results, body.getTerminator()->getOperands());
 }
 

@@ -29,6 +29,31 @@ bool genesis::isOptimizerUpdate(Operation *op) {
 
 namespace {
 
+/// The operands of an update that its kernel may overwrite in place (the
+/// parameter, its state) or whose buffer a result may take (the gradient):
+/// all but the trailing scalars (lr, and step but for plain SGD).
+OperandRange tensorOperands(Operation *update) {
+  unsigned scalars = isa<SgdUpdateOp>(update) ? 1 : 2;
+  return update->getOperands().drop_back(scalars);
+}
+
+} // namespace
+
+bool genesis::updatesAreIndependent(ArrayRef<Operation *> updates) {
+  for (Operation *update : updates)
+    for (Operation *other : updates) {
+      if (other == update)
+        continue;
+      for (Value operand : update->getOperands())
+        if (operand.getDefiningOp() == other ||
+            llvm::is_contained(tensorOperands(other), operand))
+          return false;
+    }
+  return true;
+}
+
+namespace {
+
 bool readsAnyResultOf(Operation *op, ArrayRef<Operation *> producers) {
   return llvm::any_of(op->getOperands(), [&](Value operand) {
     return llvm::is_contained(producers, operand.getDefiningOp());
@@ -36,8 +61,8 @@ bool readsAnyResultOf(Operation *op, ArrayRef<Operation *> producers) {
 }
 
 /// The updates of the run that starts at `first`: it and the updates after
-/// it with only reshapes and constants in between, none reading a result
-/// of an earlier member, at most kMaxGroupedUpdates.
+/// it with only reshapes and constants in between, each independent of the
+/// earlier ones, at most kMaxGroupedUpdates.
 SmallVector<Operation *> runFrom(Operation *first) {
   SmallVector<Operation *> members = {first};
   for (Operation *op = first->getNextNode();
@@ -45,10 +70,15 @@ SmallVector<Operation *> runFrom(Operation *first) {
        op = op->getNextNode()) {
     if (readsAnyResultOf(op, members))
       break;
-    if (isOptimizerUpdate(op))
+    if (isOptimizerUpdate(op)) {
       members.push_back(op);
-    else if (!isa<ReshapeOp, ConstantOp>(op))
+      if (!updatesAreIndependent(members)) {
+        members.pop_back();
+        break;
+      }
+    } else if (!isa<ReshapeOp, ConstantOp>(op)) {
       break;
+    }
   }
   return members;
 }

@@ -76,6 +76,27 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
   // Operands: param, grad, state..., lr, step; results: param, state...
   if (isOptimizerUpdate(op))
     return {result == 0 ? 0 : result + 1, 1};
+  // A group of updates (genesis-group-optimizer-updates): each result may
+  // take its own update's operands', which the update's thread reads at
+  // the index it writes (the group's updates share no such tensor).
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    Block &body = fusion.getBody().front();
+    SmallVector<Operation *> updates;
+    for (Operation &inner : body.without_terminator())
+      updates.push_back(&inner);
+    auto yielded = dyn_cast<OpResult>(body.getTerminator()->getOperand(result));
+    if (!yielded || !llvm::all_of(updates, isOptimizerUpdate) ||
+        !updatesAreIndependent(updates))
+      return {};
+    SmallVector<unsigned> operands;
+    for (unsigned own :
+         getReusableOperands(yielded.getOwner(), yielded.getResultNumber()))
+      if (auto argument =
+              dyn_cast<BlockArgument>(yielded.getOwner()->getOperand(own));
+          argument && argument.getOwner() == &body)
+        operands.push_back(argument.getArgNumber());
+    return operands;
+  }
   // Every kernel of it reads a row's logits before writing that row's
   // gradient, each element by the thread that reads it last: the logits'
   // [tokens, vocab] buffer takes the gradient.

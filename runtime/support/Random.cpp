@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -71,9 +72,15 @@ void fillInOrder(Generator &generator, int64_t n, uint64_t drawsPerElement,
     };
     std::vector<std::thread> workers;
     int64_t chunk = (n + threads - 1) / threads;
-    for (int64_t t = 1; t < threads; ++t)
-      workers.emplace_back(guardedRange, t, chunk);
+    try {
+      for (int64_t t = 1; t < threads; ++t)
+        workers.emplace_back(guardedRange, t, chunk);
+    } catch (const std::system_error &) {
+      // No more threads: this one fills the chunks of those not started.
+    }
     guardedRange(0, chunk);
+    for (auto t = static_cast<int64_t>(workers.size()) + 1; t < threads; ++t)
+      guardedRange(t, chunk);
     for (std::thread &worker : workers)
       worker.join();
     for (const std::exception_ptr &error : errors)

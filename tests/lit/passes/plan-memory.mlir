@@ -263,3 +263,26 @@ func.func @zeros_filled_at_first_use(%x: tensor<4x4xf32>, %i: tensor<2xi64>, %u:
   }
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// A group of optimizer updates (genesis-group-optimizer-updates): each result
+// takes its own update's gradient buffer, which dies at the group, as a lone
+// update's would. Optimum: the two gradients, 512 bytes.
+// CHECK-LABEL: func.func @update_group
+// CHECK-SAME: attributes {genesis.arena_bytes = 512 : i64, genesis.temporary_bytes = 1024 : i64}
+// CHECK-NEXT: %[[G:.+]] = genesis.mul %{{.+}} {genesis.offsets = array<i64: [[GO:[0-9]+]]>}
+// CHECK-NEXT: %[[H:.+]] = genesis.add %{{.+}} {genesis.offsets = array<i64: [[HO:[0-9]+]]>}
+// CHECK-NEXT: genesis.fusion %{{.+}}, %[[G]], %{{.+}}, %{{.+}}, %[[H]] {genesis.offsets = array<i64: [[GO]], [[HO]]>}
+// expected-remark @below {{planned 1024 bytes of temporaries into an arena of 512 bytes}}
+func.func @update_group(%p: tensor<64xf32>, %q: tensor<64xf32>, %x: tensor<64xf32>, %lr: tensor<f32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %g = genesis.mul %x, %x : tensor<64xf32>
+  %h = genesis.add %x, %x : tensor<64xf32>
+  %r:2 = genesis.fusion %p, %g, %lr, %q, %h : (tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  ^bb0(%a: tensor<64xf32>, %b: tensor<64xf32>, %l: tensor<f32>, %c: tensor<64xf32>, %d: tensor<64xf32>):
+    %0 = genesis.sgd_update %a, %b, %l : (tensor<64xf32>, tensor<64xf32>, tensor<f32>) -> tensor<64xf32>
+    %1 = genesis.sgd_update %c, %d, %l : (tensor<64xf32>, tensor<64xf32>, tensor<f32>) -> tensor<64xf32>
+    genesis.yield %0, %1 : tensor<64xf32>, tensor<64xf32>
+  }
+  return %r#0, %r#1 : tensor<64xf32>, tensor<64xf32>
+}

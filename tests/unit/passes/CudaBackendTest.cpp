@@ -492,8 +492,8 @@ TEST(CudaBackend, OptimizerUpdatesGroupedAcrossSizes) {
   // genesis-group-optimizer-updates puts the run in one kernel: a scalar
   // parameter (no element loop), 5 elements, 2100 (3 blocks of 1024, the
   // last partial) and 4097 (one element in its last block), each member's
-  // blocks after the previous member's. OptimizerUpdates groups its four
-  // kinds of update the same way.
+  // blocks after the previous member's. (OptimizerUpdates's four updates
+  // share their tensors, so they stay four kernels.)
   const char *ir = R"(
     func.func @f(%p0: tensor<f32>, %g0: tensor<f32>, %p1: tensor<5xf32>, %g1: tensor<5xf32>, %p2: tensor<300x7xf32>, %g2: tensor<300x7xf32>, %p3: tensor<4097xf32>, %g3: tensor<4097xf32>, %lr: tensor<f32>, %step: tensor<i64>)
         -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<300x7xf32>, tensor<4097xf32>, tensor<4097xf32>, tensor<4097xf32>) {
