@@ -25,29 +25,6 @@ namespace genesis::models::hf {
 // config.json
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The JSON object in the file `path`; `where` names it in errors.
-nlohmann::json readJsonObject(const std::string &path,
-                              const std::string &where) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    throw Error("cannot open '" + path + "': " +
-                (std::filesystem::exists(path, error) ? "not a regular file"
-                                                      : "no such file"));
-  std::ifstream stream(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(stream)),
-                   std::istreambuf_iterator<char>());
-  if (!stream && !stream.eof())
-    throw Error("cannot read '" + path + "': " + std::strerror(errno));
-  nlohmann::json json = parseJson(text, where);
-  if (!json.is_object())
-    throw Error(where + " is not a JSON object");
-  return json;
-}
-
-} // namespace
-
 ConfigFile::ConfigFile(std::string path)
     : path_(std::move(path)),
       json_(readJsonObject(path_, "config file '" + path_ + "'")) {}

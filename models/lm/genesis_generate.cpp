@@ -4,8 +4,10 @@
 // of a named configuration with random weights (--random), compiles its
 // generation plan (prefill and decode over a static KV cache) for the CPU or
 // CUDA, and generates from --prompt, or chats with --chat. --compile-only
-// writes the plan, the weights and the tokenizer to --out instead, and
-// --plan runs such a plan with its weights, without the compiler.
+// writes the plan, the weights, the tokenizer and the generation config to
+// --out instead, and --plan runs such a plan with its weights, without the
+// compiler. A generation_config.json beside the model or plan gives the stop
+// tokens and the sampling the command line leaves unsaid.
 //
 // Built twice: genesis-generate, and genesis-generate-runtime
 // (GENESIS_GENERATE_RUNTIME_ONLY), which has only --plan, links no MLIR or
@@ -14,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Utils/CommandLine.h"
+#include "models/common/GenerationConfig.h"
 #include "models/common/Tokenizer.h"
 #include "models/lm/Generation.h"
 #include "runtime/formats/ArrayIO.h"
@@ -113,20 +116,55 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// transformers' file of generation defaults, in the model directory and
+/// beside a --compile-only plan.
+constexpr const char *kGenerationConfig = "generation_config.json";
+
 // Only the compiling build reports load and compile times.
 [[maybe_unused]] double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// The sampling options of the command line, validated.
-text::SamplingOptions samplingOptions() {
+/// The sampling options: each given on the command line, else the model's
+/// generation_config.json's (greedy unless it samples; giving any sampling
+/// option samples), else the command line's defaults; validated.
+text::SamplingOptions
+samplingOptions(const std::optional<text::GenerationConfig> &config = {}) {
+  bool samplingGiven = temperature.getNumOccurrences() ||
+                       topK.getNumOccurrences() || topP.getNumOccurrences();
   text::SamplingOptions options;
   options.temperature = temperature;
   options.topK = topK;
   options.topP = topP;
+  if (config) {
+    text::GenerationConfig sampled = *config;
+    sampled.doSample |= samplingGiven;
+    text::SamplingOptions defaults = sampled.sampling();
+    if (!temperature.getNumOccurrences())
+      options.temperature = defaults.temperature;
+    if (!topK.getNumOccurrences())
+      options.topK = defaults.topK;
+    if (!topP.getNumOccurrences())
+      options.topP = defaults.topP;
+  }
   options.seed = seed;
   text::validate(options);
   return options;
+}
+
+/// The generation_config.json at `path` when there is one; its settings that
+/// Genesis does not apply are named on stderr.
+std::optional<text::GenerationConfig>
+generationConfigAt(const std::string &path) {
+  if (!fs::exists(path))
+    return std::nullopt;
+  text::GenerationConfig config = text::loadGenerationConfig(path);
+  for (const std::string &setting : config.unsupported)
+    std::fprintf(stderr,
+                 "%s: warning: %s: %s is not applied (not "
+                 "implemented)\n",
+                 kProgram, path.c_str(), setting.c_str());
+  return config;
 }
 
 /// The tokenizer.json to use: --tokenizer, which must exist, else `fallback`
@@ -151,12 +189,22 @@ std::unique_ptr<text::Tokenizer> tokenizerAt(const std::string &path) {
 /// What the model reads and how a conversation goes on.
 class Conversation {
 public:
-  Conversation(lm::GenerationSession &session, const text::Tokenizer &tokenizer)
-      : session_(session), tokenizer_(tokenizer), sampling_(samplingOptions()) {
-    options_.maxNewTokens = maxNewTokens;
+  Conversation(lm::GenerationSession &session, const text::Tokenizer &tokenizer,
+               const std::optional<text::GenerationConfig> &config)
+      : session_(session), tokenizer_(tokenizer),
+        sampling_(samplingOptions(config)) {
+    options_.maxNewTokens =
+        config && config->maxNewTokens && !maxNewTokens.getNumOccurrences()
+            ? *config->maxNewTokens
+            : maxNewTokens;
     options_.samplableTokens = tokenizer.vocabSize();
     if (std::optional<int64_t> end = tokenizer.endOfTextId())
       options_.stopTokens.push_back(*end);
+    if (config)
+      for (int64_t id : config->eosTokenIds)
+        if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(),
+                      id) == options_.stopTokens.end())
+          options_.stopTokens.push_back(id);
     if (auto *bpe = dynamic_cast<const text::BpeTokenizer *>(&tokenizer)) {
       imStart_ = bpe->tokenId("<|im_start|>");
       imEnd_ = bpe->tokenId("<|im_end|>");
@@ -291,9 +339,10 @@ void printSlowestSteps(const Session &session, const std::string &function) {
 }
 
 void generateWith(lm::GenerationSession &session,
-                  const text::Tokenizer &tokenizer) {
+                  const text::Tokenizer &tokenizer,
+                  const std::optional<text::GenerationConfig> &config) {
   session.session().setProfiling(profile);
-  Conversation conversation(session, tokenizer);
+  Conversation conversation(session, tokenizer, config);
   if (!chat) {
     conversation.complete(prompt);
     if (profile)
@@ -323,10 +372,13 @@ void runPlan() {
   std::unique_ptr<text::Tokenizer> tokenizer = tokenizerAt(tokenizerFile(
       (fs::path(planPath.getValue()).parent_path() / "tokenizer.json")
           .string()));
+  std::optional<text::GenerationConfig> config = generationConfigAt(
+      (fs::path(planPath.getValue()).parent_path() / kGenerationConfig)
+          .string());
   Session session(PlanFile::load(planPath));
   lm::bindParameters(session, loadSafetensors(weightsPath), weightsPath);
   lm::GenerationSession generation(std::move(session));
-  generateWith(generation, *tokenizer);
+  generateWith(generation, *tokenizer, config);
 }
 
 #ifndef GENESIS_GENERATE_RUNTIME_ONLY
@@ -348,6 +400,10 @@ void compileAndRun() {
                 std::to_string(prefillLength));
   std::string tokenizer =
       tokenizerFile(modelDir.empty() ? "" : modelDir + "/tokenizer.json");
+  std::string configPath =
+      modelDir.empty() ? "" : modelDir + "/" + kGenerationConfig;
+  std::optional<text::GenerationConfig> config =
+      configPath.empty() ? std::nullopt : generationConfigAt(configPath);
   Clock::time_point start = Clock::now();
   std::unique_ptr<lm::CausalLM> lm =
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
@@ -385,15 +441,18 @@ void compileAndRun() {
     if (!tokenizer.empty())
       fs::copy_file(tokenizer, outputDir + "/tokenizer.json",
                     fs::copy_options::overwrite_existing);
-    std::printf("wrote %s, %s/model.safetensors%s\n", plan.c_str(),
-                outputDir.c_str(),
-                tokenizer.empty() ? "" : " and tokenizer.json");
+    if (config)
+      fs::copy_file(configPath, outputDir + "/" + kGenerationConfig,
+                    fs::copy_options::overwrite_existing);
+    std::printf("wrote %s, %s/model.safetensors%s%s\n", plan.c_str(),
+                outputDir.c_str(), tokenizer.empty() ? "" : ", tokenizer.json",
+                config ? ", generation_config.json" : "");
     return;
   }
   Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "generate"));
   lm::bindParameters(session, lm->model().state_dict(), "the model");
   lm::GenerationSession generation(std::move(session));
-  generateWith(generation, *tokenizerAt(tokenizer));
+  generateWith(generation, *tokenizerAt(tokenizer), config);
 }
 #endif
 

@@ -3,6 +3,12 @@
 #include "runtime/formats/Json.h"
 #include "runtime/support/Error.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 namespace genesis {
 
 nlohmann::json parseJson(const std::string &text, const std::string &where,
@@ -19,6 +25,24 @@ nlohmann::json parseJson(const std::string &text, const std::string &where,
   } catch (const nlohmann::json::exception &error) {
     throw Error(where + " is not valid JSON: " + error.what());
   }
+}
+
+nlohmann::json readJsonObject(const std::string &path,
+                              const std::string &where) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    throw Error("cannot open '" + path + "': " +
+                (std::filesystem::exists(path, error) ? "not a regular file"
+                                                      : "no such file"));
+  std::ifstream stream(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(stream)),
+                   std::istreambuf_iterator<char>());
+  if (!stream && !stream.eof())
+    throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  nlohmann::json json = parseJson(text, where);
+  if (!json.is_object())
+    throw Error(where + " is not a JSON object");
+  return json;
 }
 
 std::string describeJson(const nlohmann::json &value, size_t maxChars) {

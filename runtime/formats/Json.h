@@ -29,6 +29,12 @@ nlohmann::json
 parseJson(const std::string &text, const std::string &where,
           const nlohmann::json::parser_callback_t &callback = nullptr);
 
+/// The JSON object in the file `path`; `where` names it in errors ("config
+/// file 'x.json'"). Errors: no such file, not a regular file, unreadable,
+/// not JSON (parseJson), not an object.
+nlohmann::json readJsonObject(const std::string &path,
+                              const std::string &where);
+
 /// A JSON value for an error message: its text whole when it has at most
 /// `maxChars` bytes, else cut between UTF-8 characters before `maxChars - 3`
 /// bytes and ended with "...".
