@@ -81,11 +81,14 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
   // the index it writes (the group's updates share no such tensor).
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     Block &body = fusion.getBody().front();
+    auto yielded = dyn_cast<OpResult>(body.getTerminator()->getOperand(result));
+    // Any other fusion (the planner asks for every result) stops here.
+    if (!yielded || !isOptimizerUpdate(yielded.getOwner()))
+      return {};
     SmallVector<Operation *> updates;
     for (Operation &inner : body.without_terminator())
       updates.push_back(&inner);
-    auto yielded = dyn_cast<OpResult>(body.getTerminator()->getOperand(result));
-    if (!yielded || !llvm::all_of(updates, isOptimizerUpdate) ||
+    if (!llvm::all_of(updates, isOptimizerUpdate) ||
         !updatesAreIndependent(updates))
       return {};
     SmallVector<unsigned> operands;
