@@ -204,11 +204,25 @@ void formFusions(mlir::func::FuncOp function, bool grouping = true);
 /// outputs, in the kernel's argument order.
 mlir::FailureOr<std::string> compileCpuKernels(mlir::ModuleOp source);
 
+/// Whether genesis compiles CUDA kernels for the chip of compute
+/// capability `chip` (major * 10 + minor): Ampere (80, 86, 87), Ada (89),
+/// Hopper (90) and Blackwell (100, 103, 120, 121). The kernels need sm_80's
+/// instructions (bf16, redux.sync) and nothing newer.
+bool isSupportedChip(uint32_t chip);
+/// The supported chips for messages: "sm_80, sm_86, ...".
+std::string supportedChipList();
+/// The chips of a `--cuda-arch` value ("sm_80,sm_89,sm_90"), ascending, each
+/// once; throws genesis::Error naming the flag and the first chip that is
+/// malformed or not supported.
+std::vector<uint32_t> parseCudaArchs(const std::string &value);
+
 /// How compilePlan compiles.
 struct PlanOptions {
   /// Cpu (genesis-lower-cpu, one elf-so image) or Cuda (genesis-lower-cuda,
-  /// a cubin for sm_90 and its PTX).
+  /// a cubin per chip of `cudaChips` and the PTX of the newest).
   plan::Target target = plan::Target::Cpu;
+  /// Cuda: the chips to compile cubins for (ascending, isSupportedChip).
+  std::vector<uint32_t> cudaChips = {90};
   /// Print each pass manager's per-pass times to stderr.
   bool timing = false;
   /// Let f32 GEMMs use TF32 tensor cores (CUDA; ~1e-3 relative error).

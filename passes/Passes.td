@@ -729,14 +729,17 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       long row's total agrees with the evaluator before the rest cancels
       against it); the same scalars then give the yielded values, per-row
       ones stored by thread 0: one read of each input row and one write of
-      each result.
+      each result. Rows of at most 65536 elements (64 a thread): both row
+      emitters unroll over a thread's values, and compile time must not
+      grow with the tensors, so wider rows stay reduction fusions.
     - f32 softmax and log_softmax over the last dimension, layer_norm and
       rms_norm (a row emitter): a block per row of T threads (a multiple of
       32, at most 1024), thread t holding columns t, t + T, ... in registers,
       so the row is read once and written once; the row's max and sum of
       exponentials (or mean and variance, two passes over the registers) are
       block reductions: a warp butterfly, then the warp totals through shared
-      memory, added in warp order.
+      memory, added in warp order. Rows of more than 65536 elements run
+      the op kernel of other ops (below), a thread per row.
     - Transposes outside fusions (any element type): the permutation is
       first reduced (size-1 dimensions dropped, operand dimensions that stay
       adjacent merged). If it moves the operand's last dimension B, the

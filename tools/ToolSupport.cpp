@@ -4,19 +4,46 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "runtime/support/Error.h"
+#include "runtime/support/HostArray.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace mlir;
 
 namespace genesis {
 
+void checkSourceFile(const std::string &path) {
+  struct stat status {};
+  bool standardInput = path == "-";
+  if ((standardInput ? fstat(STDIN_FILENO, &status)
+                     : stat(path.c_str(), &status)) != 0)
+    return;
+  std::string what = standardInput ? "standard input" : "'" + path + "'";
+  if (S_ISDIR(status.st_mode))
+    throw Error(what + " is a directory, not a source file");
+  bool device = S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) ||
+                S_ISSOCK(status.st_mode);
+  if (device && !(standardInput && isatty(STDIN_FILENO)))
+    throw Error(what + " is a device or socket, not a source file: it is "
+                       "read whole, and a device such as /dev/zero never ends");
+  if (S_ISREG(status.st_mode) &&
+      static_cast<uint64_t>(status.st_size) > HostArray::physicalMemoryBytes())
+    throw Error(what + " has " + std::to_string(status.st_size) +
+                " bytes, more than this machine's " +
+                std::to_string(HostArray::physicalMemoryBytes()) +
+                " bytes of memory");
+}
+
 OwningOpRef<ModuleOp> parseGenesisFile(const std::string &path,
                                        MLIRContext &context) {
   context.loadDialect<GenesisDialect, func::FuncDialect>();
+  checkSourceFile(path);
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
   if (!file)

@@ -69,6 +69,7 @@ private:
 
 SamplingOptions GenerationConfig::sampling() const {
   SamplingOptions options;
+  options.repetitionPenalty = repetitionPenalty.value_or(1.0);
   if (!doSample) {
     options.temperature = 0;
     return options;
@@ -107,6 +108,10 @@ GenerationConfig loadGenerationConfig(const std::string &path) {
   config.maxNewTokens = read.integer("max_new_tokens");
   if (config.maxNewTokens && *config.maxNewTokens < 1)
     read.fail("max_new_tokens", "must be at least 1");
+  config.repetitionPenalty = read.number("repetition_penalty");
+  if (config.repetitionPenalty && !(*config.repetitionPenalty > 0 &&
+                                    std::isfinite(*config.repetitionPenalty)))
+    read.fail("repetition_penalty", "must be a finite number above 0");
 
   // Settings transformers applies that change the tokens and that Genesis
   // does not implement, at values that are not their no-op defaults.
@@ -116,7 +121,6 @@ GenerationConfig loadGenerationConfig(const std::string &path) {
       config.unsupported.push_back(std::string(key) + " " +
                                    describeJson(root.at(key)));
   };
-  differs("repetition_penalty", 1.0);
   differs("num_beams", 1.0);
   differs("no_repeat_ngram_size", 0.0);
   differs("min_new_tokens", 0.0);

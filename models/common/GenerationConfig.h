@@ -31,13 +31,16 @@ struct GenerationConfig {
   std::optional<int64_t> topK;
   std::optional<double> topP;
   std::optional<int64_t> maxNewTokens;
+  /// repetition_penalty (1: none), applied with and without do_sample.
+  std::optional<double> repetitionPenalty;
   /// Settings that change the result and that Genesis does not apply
-  /// (repetition_penalty != 1, num_beams > 1, ...), as "key value".
+  /// (num_beams > 1, no_repeat_ngram_size, ...), as "key value".
   std::vector<std::string> unsupported;
 
   /// The sampling transformers' generate() would do with this config:
   /// greedy (temperature 0) without do_sample, else its temperature, top-k
-  /// and top-p or transformers' defaults for those absent.
+  /// and top-p or transformers' defaults for those absent; its repetition
+  /// penalty either way.
   SamplingOptions sampling() const;
 };
 

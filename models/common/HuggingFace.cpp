@@ -34,23 +34,35 @@ void ConfigFile::fail(const std::string &key,
   throw Error("config file '" + path_ + "': '" + key + "' " + problem);
 }
 
-void ConfigFile::requireFitsInMemory(
-    double parameters,
+void ConfigFile::requireModelSize(
+    double parameters, int64_t layers,
     std::initializer_list<std::pair<const char *, int64_t>> sizes) const {
+  checkModelSize("config file '" + path_ + "'", parameters, layers, sizes);
+}
+
+void checkModelSize(
+    const std::string &where, double parameters, int64_t layers,
+    std::initializer_list<std::pair<const char *, int64_t>> sizes) {
   double bytes = 4 * parameters;
   auto memory = static_cast<double>(HostArray::physicalMemoryBytes());
-  if (bytes <= memory)
+  if (layers <= kMaxLayers && bytes <= memory)
     return;
   std::string keys;
   for (const auto &[key, value] : sizes)
     keys += std::string(keys.empty() ? "" : ", ") + key + " " +
             std::to_string(value);
   char text[160];
-  std::snprintf(text, sizeof(text),
-                "the model's %.3g parameters need %.3g bytes in f32, more "
-                "than this machine's %.3g bytes of memory (",
-                parameters, bytes, memory);
-  throw Error("config file '" + path_ + "': " + text + keys + ")");
+  if (layers > kMaxLayers)
+    std::snprintf(text, sizeof(text),
+                  "%lld layers, more than the %lld a model may have (",
+                  static_cast<long long>(layers),
+                  static_cast<long long>(kMaxLayers));
+  else
+    std::snprintf(text, sizeof(text),
+                  "the model's %.3g parameters need %.3g bytes in f32, more "
+                  "than this machine's %.3g bytes of memory (",
+                  parameters, bytes, memory);
+  throw Error(where + ": " + text + keys + ")");
 }
 
 const nlohmann::json *ConfigFile::find(const std::string &key) const {

@@ -62,18 +62,28 @@ public:
   [[noreturn]] void fail(const std::string &key,
                          const std::string &problem) const;
 
-  /// Refuses, before anything is allocated, a model whose f32 parameters
-  /// (`parameters`, computed by the caller in double so that no size
-  /// overflows) exceed this machine's memory, naming `sizes` (the keys that
-  /// set the size and their values).
-  void requireFitsInMemory(
-      double parameters,
+  /// checkModelSize for the model this file describes.
+  void requireModelSize(
+      double parameters, int64_t layers,
       std::initializer_list<std::pair<const char *, int64_t>> sizes) const;
 
 private:
   std::string path_;
   nlohmann::json json_;
 };
+
+/// The most layers a model may have: models are traced unrolled, so the
+/// program and its compile time grow with the depth (docs/limits.md).
+inline constexpr int64_t kMaxLayers = 1024;
+
+/// Refuses, before anything is allocated, a model of more than kMaxLayers
+/// layers or whose f32 parameters (`parameters`, computed by the caller in
+/// double so that no size overflows) exceed this machine's memory. The
+/// error starts with `where` ("config file '...'", "GPT-2 model") and names
+/// `sizes` (the settings that set the size and their values).
+void checkModelSize(
+    const std::string &where, double parameters, int64_t layers,
+    std::initializer_list<std::pair<const char *, int64_t>> sizes);
 
 /// Writes `config` to `path` as indented JSON, atomically.
 void writeConfigFile(const std::string &path, const nlohmann::json &config);

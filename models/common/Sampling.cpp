@@ -22,6 +22,11 @@ void validate(const SamplingOptions &options) {
   if (!(options.topP > 0 && options.topP <= 1))
     throw Error("sampling: top_p must be in (0, 1], got " +
                 std::to_string(options.topP));
+  if (!(options.repetitionPenalty > 0 &&
+        std::isfinite(options.repetitionPenalty)))
+    throw Error("sampling: repetition_penalty must be a finite number > 0 "
+                "(1: none), got " +
+                std::to_string(options.repetitionPenalty));
 }
 
 namespace {
@@ -158,6 +163,32 @@ int64_t sampleToken(const float *logits, int64_t vocabSize,
 Sampler::Sampler(const SamplingOptions &options, uint64_t firstStep)
     : options_(options), step_(firstStep) {
   validate(options_);
+}
+
+void Sampler::observe(int64_t token) {
+  if (token < 0)
+    throw Error("sampling: token " + std::to_string(token) +
+                " is not a token id");
+  if (inContext_.insert(token).second)
+    context_.push_back(token);
+}
+
+int64_t Sampler::sample(const float *logits, int64_t vocabSize) {
+  const float *scores = logits;
+  if (options_.repetitionPenalty != 1 && !context_.empty()) {
+    // transformers' RepetitionPenaltyLogitsProcessor, in f32 as its scores.
+    auto penalty = static_cast<float>(options_.repetitionPenalty);
+    penalized_.assign(logits, logits + vocabSize);
+    for (int64_t token : context_)
+      if (token < vocabSize) {
+        float &x = penalized_[token];
+        x = x < 0 ? x * penalty : x / penalty;
+      }
+    scores = penalized_.data();
+  }
+  int64_t token = sampleToken(scores, vocabSize, options_, step_++);
+  observe(token);
+  return token;
 }
 
 } // namespace genesis::text

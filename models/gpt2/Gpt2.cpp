@@ -80,7 +80,21 @@ Tensor Gpt2Block::forward_cached(const Tensor &x, const Tensor &position,
   });
 }
 
+/// The parameters of `config` (embeddings and 12 width^2 a layer), in
+/// double so that no product of sizes overflows.
+static double approximateParameters(const Gpt2Config &config) {
+  double width = static_cast<double>(config.n_embd);
+  return static_cast<double>(config.vocab_size + config.n_positions) * width +
+         static_cast<double>(config.n_layer) * 12 * width * width;
+}
+
 Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
+  hf::checkModelSize("GPT-2 model", approximateParameters(config),
+                     config.n_layer,
+                     {{"vocab_size", config.vocab_size},
+                      {"n_positions", config.n_positions},
+                      {"n_embd", config.n_embd},
+                      {"n_layer", config.n_layer}});
   wte = register_module(
       "wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd,
                                              generator, 0.02));
@@ -171,14 +185,11 @@ Gpt2Config readGpt2Config(const std::string &path) {
                             std::to_string(config.n_embd) + ")");
   file.requireDefault("n_inner", {nullptr, 4 * config.n_embd},
                       "an MLP width other than 4 n_embd is not implemented");
-  double width = static_cast<double>(config.n_embd);
-  file.requireFitsInMemory(
-      static_cast<double>(config.vocab_size + config.n_positions) * width +
-          static_cast<double>(config.n_layer) * 12 * width * width,
-      {{"vocab_size", config.vocab_size},
-       {"n_positions", config.n_positions},
-       {"n_embd", config.n_embd},
-       {"n_layer", config.n_layer}});
+  file.requireModelSize(approximateParameters(config), config.n_layer,
+                        {{"vocab_size", config.vocab_size},
+                         {"n_positions", config.n_positions},
+                         {"n_embd", config.n_embd},
+                         {"n_layer", config.n_layer}});
   return config;
 }
 

@@ -55,6 +55,11 @@ static llvm::cl::opt<std::string>
     precision("precision", llvm::cl::init("f32"),
               llvm::cl::desc("f32, or bf16 / f16 GEMMs with f32 master weights "
                              "(genesis-amp; cuda only)"));
+static llvm::cl::opt<std::string> cudaArch(
+    "cuda-arch", llvm::cl::init("sm_90"),
+    llvm::cl::desc("cuda: the chips to compile kernels for, e.g. "
+                   "sm_80,sm_89,sm_90 (a cubin each, and the newest one's "
+                   "PTX for later chips)"));
 static llvm::cl::opt<std::string>
     lossScale("loss-scale", llvm::cl::init("none"),
               llvm::cl::desc("none, or dynamic (GradScaler semantics in the "
@@ -87,9 +92,9 @@ int main(int argc, char **argv) {
                    std::addressof(width), std::addressof(vocab),
                    std::addressof(seqLength), std::addressof(batchSize),
                    std::addressof(seed), std::addressof(target),
-                   std::addressof(precision), std::addressof(lossScale),
-                   std::addressof(memoryBudget), std::addressof(writeInit),
-                   std::addressof(outputDir)});
+                   std::addressof(cudaArch), std::addressof(precision),
+                   std::addressof(lossScale), std::addressof(memoryBudget),
+                   std::addressof(writeInit), std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile a GPT-2 language-model AdamW train step\n");
   try {
@@ -128,6 +133,7 @@ int main(int argc, char **argv) {
     options.batch = batchSize;
     options.sequence = seqLength;
     options.target = target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
+    options.cudaChips = parseCudaArchs(cudaArch);
     options.weightDecay = 0.01;
     options.beta2 = 0.999;
     options.clipGradNorm = 0.0;

@@ -168,6 +168,8 @@ GenerationResult generate(GenerationSession &session,
   result.promptTokens = static_cast<int64_t>(prompt.size());
   Clock::time_point start = Clock::now();
   std::vector<float> logits = session.prefill(prompt);
+  for (int64_t token : prompt)
+    sampler.observe(token);
   result.prefillSeconds = secondsSince(start);
 
   start = Clock::now();

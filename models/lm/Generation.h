@@ -119,7 +119,8 @@ struct GenerationResult {
 };
 
 /// Prefills `prompt` (at least one token) after what the cache holds, then
-/// samples a token from the logits and decodes it, until a stop token,
+/// samples a token from the logits (the prompt joins the sampler's context
+/// for the repetition penalty) and decodes it, until a stop token,
 /// options.maxNewTokens tokens, or a full cache. `onToken` sees each new
 /// token as it is sampled (to print it). Throws genesis::Error if the prompt
 /// does not fit in the cache or the options are invalid.

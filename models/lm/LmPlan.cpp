@@ -14,6 +14,7 @@ std::vector<uint8_t> compile(Trace &trace,
   DiagnosticCapture capture(&trace.context());
   PlanOptions planOptions;
   planOptions.target = options.target;
+  planOptions.cudaChips = options.cudaChips;
   planOptions.allowTf32 = options.allowTf32;
   planOptions.mixedPrecision = options.mixedPrecision;
   planOptions.memoryBudget = options.memoryBudget;

@@ -23,6 +23,8 @@ struct LmPlanOptions {
   /// Tokens per window (at most the model's n_positions).
   int64_t sequence = 64;
   plan::Target target = plan::Target::Cpu;
+  /// Cuda: the chips to compile kernels for (PlanOptions::cudaChips).
+  std::vector<uint32_t> cudaChips = {90};
   /// Let f32 GEMMs use TF32 tensor cores (cuda).
   bool allowTf32 = false;
   /// AdamW, decoupled; 1-D parameters (biases, layer norms) are not decayed.

@@ -7,7 +7,8 @@
 // writes the plan, the weights, the tokenizer and the generation config to
 // --out instead, and --plan runs such a plan with its weights, without the
 // compiler. A generation_config.json beside the model or plan gives the stop
-// tokens and the sampling the command line leaves unsaid.
+// tokens and the sampling the command line leaves unsaid; a --chat follows
+// the chat_template of the tokenizer_config.json beside the tokenizer.
 //
 // Built twice: genesis-generate, and genesis-generate-runtime
 // (GENESIS_GENERATE_RUNTIME_ONLY), which has only --plan, links no MLIR or
@@ -16,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Utils/CommandLine.h"
+#include "models/common/ChatTemplate.h"
 #include "models/common/GenerationConfig.h"
 #include "models/common/Tokenizer.h"
 #include "models/lm/Generation.h"
@@ -100,10 +102,18 @@ static cl::opt<int64_t> topK("top-k", cl::init(0),
 static cl::opt<double>
     topP("top-p", cl::init(1.0),
          cl::desc("Sample from the likeliest tokens of this much probability"));
+static cl::opt<double> repetitionPenalty(
+    "repetition-penalty", cl::init(1.0),
+    cl::desc("Divide the positive logits of tokens already in the context by "
+             "this, multiply the negative ones (transformers'; 1: none)"));
 static cl::opt<uint64_t> seed("seed", cl::init(0),
                               cl::desc("Seed of the sampling"));
 static cl::opt<bool> chat("chat",
                           cl::desc("Chat: read one message per line of stdin"));
+static cl::opt<bool> printPrompt(
+    "print-prompt",
+    cl::desc("--chat: print the conversation as the chat template renders "
+             "it, each turn, to stderr"));
 static cl::opt<bool>
     profile("profile",
             cl::desc("Print the decode function's slowest steps at the end"));
@@ -119,6 +129,9 @@ using Clock = std::chrono::steady_clock;
 /// transformers' file of generation defaults, in the model directory and
 /// beside a --compile-only plan.
 constexpr const char *kGenerationConfig = "generation_config.json";
+/// transformers' tokenizer settings, beside tokenizer.json: the chat
+/// template and the special tokens.
+constexpr const char *kTokenizerConfig = "tokenizer_config.json";
 
 // Only the compiling build reports load and compile times.
 [[maybe_unused]] double secondsSince(Clock::time_point start) {
@@ -136,6 +149,7 @@ samplingOptions(const std::optional<text::GenerationConfig> &config = {}) {
   options.temperature = temperature;
   options.topK = topK;
   options.topP = topP;
+  options.repetitionPenalty = repetitionPenalty;
   if (config) {
     text::GenerationConfig sampled = *config;
     sampled.doSample |= samplingGiven;
@@ -146,6 +160,8 @@ samplingOptions(const std::optional<text::GenerationConfig> &config = {}) {
       options.topK = defaults.topK;
     if (!topP.getNumOccurrences())
       options.topP = defaults.topP;
+    if (!repetitionPenalty.getNumOccurrences())
+      options.repetitionPenalty = defaults.repetitionPenalty;
   }
   options.seed = seed;
   text::validate(options);
@@ -178,6 +194,19 @@ std::string tokenizerFile(const std::string &fallback) {
   return !fallback.empty() && fs::exists(fallback) ? fallback : "";
 }
 
+/// With --chat, the tokenizer_config.json beside the tokenizer file
+/// `tokenizer`, when there is one; a chat template outside what ChatTemplate
+/// follows is an error here, before a model is loaded.
+std::optional<text::TokenizerConfig>
+tokenizerConfigBeside(const std::string &tokenizer) {
+  if (!chat || tokenizer.empty())
+    return std::nullopt;
+  fs::path path = fs::path(tokenizer).parent_path() / kTokenizerConfig;
+  if (!fs::exists(path))
+    return std::nullopt;
+  return text::loadTokenizerConfig(path.string());
+}
+
 /// The tokenizer of `path` (see tokenizerFile).
 std::unique_ptr<text::Tokenizer> tokenizerAt(const std::string &path) {
   if (path.empty())
@@ -190,9 +219,10 @@ std::unique_ptr<text::Tokenizer> tokenizerAt(const std::string &path) {
 class Conversation {
 public:
   Conversation(lm::GenerationSession &session, const text::Tokenizer &tokenizer,
-               const std::optional<text::GenerationConfig> &config)
+               const std::optional<text::GenerationConfig> &config,
+               std::optional<text::TokenizerConfig> tokenizerConfig)
       : session_(session), tokenizer_(tokenizer),
-        sampling_(samplingOptions(config)) {
+        sampler_(samplingOptions(config)) {
     options_.maxNewTokens =
         config && config->maxNewTokens && !maxNewTokens.getNumOccurrences()
             ? *config->maxNewTokens
@@ -205,17 +235,40 @@ public:
         if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(),
                       id) == options_.stopTokens.end())
           options_.stopTokens.push_back(id);
-    if (auto *bpe = dynamic_cast<const text::BpeTokenizer *>(&tokenizer)) {
+    auto *bpe = dynamic_cast<const text::BpeTokenizer *>(&tokenizer);
+    if (bpe) {
       imStart_ = bpe->tokenId("<|im_start|>");
       imEnd_ = bpe->tokenId("<|im_end|>");
     }
-    // A chat reply ends with its message.
-    if (chat && templated())
-      options_.stopTokens.push_back(*imEnd_);
+    if (tokenizerConfig && tokenizerConfig->chatTemplate) {
+      chatTemplate_ = std::move(tokenizerConfig->chatTemplate);
+      messages_ = nlohmann::ordered_json::array();
+      variables_ = nlohmann::ordered_json::object();
+      for (auto [name, token] :
+           {std::pair{"bos_token", tokenizerConfig->bosToken},
+            std::pair{"eos_token", tokenizerConfig->eosToken}})
+        if (token)
+          variables_[name] = *token;
+      // A reply ends with the template's end-of-sequence token.
+      if (std::optional<int64_t> eos =
+              bpe && tokenizerConfig->eosToken
+                  ? bpe->tokenId(*tokenizerConfig->eosToken)
+                  : std::nullopt)
+        addStopToken(*eos);
+    } else if (chat && templated()) {
+      // A chat reply ends with its message.
+      addStopToken(*imEnd_);
+    }
   }
 
-  /// Whether messages go through Qwen2's ChatML template.
-  bool templated() const { return imStart_ && imEnd_; }
+  /// Whether messages go through a chat template: the tokenizer config's,
+  /// else Qwen2's ChatML when the tokenizer has its tokens.
+  bool templated() const { return chatTemplate_ || (imStart_ && imEnd_); }
+  const char *format() const {
+    return chatTemplate_ ? "the chat template of tokenizer_config.json"
+           : templated() ? "ChatML template"
+                         : "plain continuation";
+  }
 
   /// Continues `text` and prints the new text as it comes.
   void complete(const std::string &text) {
@@ -231,6 +284,10 @@ public:
 
   /// One chat turn: the reply to `message`, printed as it comes.
   void reply(const std::string &message) {
+    if (chatTemplate_) {
+      replyWithTemplate(message);
+      return;
+    }
     std::vector<int64_t> ids =
         turn(message, /*first=*/session_.position() == 0);
     // One more position for at least one new token.
@@ -250,6 +307,67 @@ public:
   }
 
 private:
+  void addStopToken(int64_t id) {
+    if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(), id) ==
+        options_.stopTokens.end())
+      options_.stopTokens.push_back(id);
+  }
+
+  /// The messages so far and `message` rendered by the chat template with
+  /// the generation prompt, as transformers' apply_chat_template; the
+  /// system message is --system's when given, else the template's own.
+  std::vector<int64_t> renderWith(const std::string &message) {
+    nlohmann::ordered_json messages = messages_;
+    if (messages.empty() && systemPrompt.getNumOccurrences())
+      messages.push_back({{"role", "system"}, {"content", systemPrompt}});
+    messages.push_back({{"role", "user"}, {"content", message}});
+    std::string text = chatTemplate_->render(messages, true, variables_);
+    if (printPrompt)
+      std::fprintf(stderr, "[prompt]\n%s[end of prompt]\n", text.c_str());
+    messages_ = std::move(messages);
+    return tokenizer_.encode(text);
+  }
+
+  /// A turn through the chat template: the whole conversation is rendered
+  /// and tokenized, and only what the KV cache does not hold yet runs (the
+  /// cache is restarted when the rendering changed earlier tokens, or the
+  /// conversation no longer fits).
+  void replyWithTemplate(const std::string &message) {
+    nlohmann::ordered_json before = messages_;
+    std::vector<int64_t> ids = renderWith(message);
+    if (ids.size() + 1 > static_cast<size_t>(session_.maxLength())) {
+      std::printf("[the conversation fills the KV cache (%lld positions): "
+                  "starting a new one]\n",
+                  static_cast<long long>(session_.maxLength()));
+      messages_ = nlohmann::ordered_json::array();
+      ids = renderWith(message);
+      if (ids.size() + 1 > static_cast<size_t>(session_.maxLength())) {
+        messages_ = before;
+        throw Error("the message needs " + std::to_string(ids.size()) +
+                    " tokens, more than the KV cache's " +
+                    std::to_string(session_.maxLength()) + " positions allow");
+      }
+    }
+    bool cached = cached_.size() < ids.size() &&
+                  std::equal(cached_.begin(), cached_.end(), ids.begin());
+    if (!cached || static_cast<size_t>(session_.position()) != cached_.size()) {
+      session_.reset();
+      cached_.clear();
+    }
+    std::vector<int64_t> fresh(
+        ids.begin() + static_cast<int64_t>(cached_.size()), ids.end());
+    lm::GenerationResult result = run(fresh);
+    // The cache holds the prompt and every new token but the last.
+    cached_ = ids;
+    cached_.insert(cached_.end(), result.tokens.begin(),
+                   result.tokens.end() - 1);
+    std::vector<int64_t> replyTokens = result.tokens;
+    if (result.stopReason == lm::StopReason::StopToken)
+      replyTokens.pop_back();
+    messages_.push_back(
+        {{"role", "assistant"}, {"content", tokenizer_.decode(replyTokens)}});
+  }
+
   /// The tokens of one chat turn: what the last reply left out of the cache
   /// (its last token and, with the template, the end of its message) and a
   /// newline, then the message.
@@ -277,10 +395,10 @@ private:
 
   /// Generates after `ids`; `echo` is printed before the first new token,
   /// once the prompt ran.
-  void run(const std::vector<int64_t> &ids, std::string echo = "") {
-    text::Sampler sampler(sampling_, sampled_);
+  lm::GenerationResult run(const std::vector<int64_t> &ids,
+                           std::string echo = "") {
     lm::GenerationResult result =
-        lm::generate(session_, ids, sampler, options_, [&](int64_t token) {
+        lm::generate(session_, ids, sampler_, options_, [&](int64_t token) {
           std::printf("%s", echo.c_str());
           echo.clear();
           if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(),
@@ -290,7 +408,6 @@ private:
           std::fwrite(piece.data(), 1, piece.size(), stdout);
           std::fflush(stdout);
         });
-    sampled_ = sampler.step();
     pending_ = result.tokens.back();
     std::printf("\n");
     std::fprintf(chat ? stderr : stdout,
@@ -304,15 +421,22 @@ private:
                      ? " (the KV cache is full)"
                      : "");
     std::fflush(stdout);
+    return result;
   }
 
   lm::GenerationSession &session_;
   const text::Tokenizer &tokenizer_;
-  text::SamplingOptions sampling_;
+  /// One for the whole conversation: each turn draws new numbers, and the
+  /// repetition penalty sees every turn, as a conversation given whole to
+  /// transformers' generate() would.
+  text::Sampler sampler_;
   lm::GenerateOptions options_;
   std::optional<int64_t> imStart_, imEnd_;
-  /// Sampling steps so far: each turn draws new numbers.
-  uint64_t sampled_ = 0;
+  /// With tokenizer_config.json's template: the conversation, the template's
+  /// variables, and the tokens the KV cache holds.
+  std::optional<text::ChatTemplate> chatTemplate_;
+  nlohmann::ordered_json messages_, variables_;
+  std::vector<int64_t> cached_;
   /// The last token of the last reply, not yet in the cache.
   int64_t pending_ = 0;
 };
@@ -340,9 +464,11 @@ void printSlowestSteps(const Session &session, const std::string &function) {
 
 void generateWith(lm::GenerationSession &session,
                   const text::Tokenizer &tokenizer,
-                  const std::optional<text::GenerationConfig> &config) {
+                  const std::optional<text::GenerationConfig> &config,
+                  std::optional<text::TokenizerConfig> tokenizerConfig) {
   session.session().setProfiling(profile);
-  Conversation conversation(session, tokenizer, config);
+  Conversation conversation(session, tokenizer, config,
+                            std::move(tokenizerConfig));
   if (!chat) {
     conversation.complete(prompt);
     if (profile)
@@ -350,8 +476,7 @@ void generateWith(lm::GenerationSession &session,
     return;
   }
   std::fprintf(stderr, "chat (%s); one message per line, end with EOF\n",
-               conversation.templated() ? "ChatML template"
-                                        : "plain continuation");
+               conversation.format());
   std::string line;
   while (std::printf("> "), std::fflush(stdout), std::getline(std::cin, line)) {
     // A message that cannot be answered ends its turn, not the chat.
@@ -369,16 +494,19 @@ void generateWith(lm::GenerationSession &session,
 void runPlan() {
   if (weightsPath.empty())
     throw Error("--plan needs --weights");
-  std::unique_ptr<text::Tokenizer> tokenizer = tokenizerAt(tokenizerFile(
+  std::string tokenizerPath = tokenizerFile(
       (fs::path(planPath.getValue()).parent_path() / "tokenizer.json")
-          .string()));
+          .string());
+  std::unique_ptr<text::Tokenizer> tokenizer = tokenizerAt(tokenizerPath);
+  std::optional<text::TokenizerConfig> tokenizerConfig =
+      tokenizerConfigBeside(tokenizerPath);
   std::optional<text::GenerationConfig> config = generationConfigAt(
       (fs::path(planPath.getValue()).parent_path() / kGenerationConfig)
           .string());
   Session session(PlanFile::load(planPath));
   lm::bindParameters(session, loadSafetensors(weightsPath), weightsPath);
   lm::GenerationSession generation(std::move(session));
-  generateWith(generation, *tokenizer, config);
+  generateWith(generation, *tokenizer, config, std::move(tokenizerConfig));
 }
 
 #ifndef GENESIS_GENERATE_RUNTIME_ONLY
@@ -404,6 +532,8 @@ void compileAndRun() {
       modelDir.empty() ? "" : modelDir + "/" + kGenerationConfig;
   std::optional<text::GenerationConfig> config =
       configPath.empty() ? std::nullopt : generationConfigAt(configPath);
+  std::optional<text::TokenizerConfig> tokenizerConfig =
+      tokenizerConfigBeside(tokenizer);
   Clock::time_point start = Clock::now();
   std::unique_ptr<lm::CausalLM> lm =
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
@@ -418,6 +548,9 @@ void compileAndRun() {
   bool cuda =
       target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
   options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
+  // Kernels for the GPU here, which runs the plan.
+  if (std::optional<uint32_t> chip = cudaDeviceChip(); chip && cuda)
+    options.cudaChips = {*chip};
   start = Clock::now();
   std::vector<uint8_t> bytes = lm::compileGeneration(*lm, shape, options);
   std::fprintf(stderr,
@@ -444,15 +577,24 @@ void compileAndRun() {
     if (config)
       fs::copy_file(configPath, outputDir + "/" + kGenerationConfig,
                     fs::copy_options::overwrite_existing);
-    std::printf("wrote %s, %s/model.safetensors%s%s\n", plan.c_str(),
+    fs::path tokenizerConfigPath =
+        fs::path(tokenizer).parent_path() / kTokenizerConfig;
+    bool copyTokenizerConfig =
+        !tokenizer.empty() && fs::exists(tokenizerConfigPath);
+    if (copyTokenizerConfig)
+      fs::copy_file(tokenizerConfigPath, outputDir + "/" + kTokenizerConfig,
+                    fs::copy_options::overwrite_existing);
+    std::printf("wrote %s, %s/model.safetensors%s%s%s\n", plan.c_str(),
                 outputDir.c_str(), tokenizer.empty() ? "" : ", tokenizer.json",
+                copyTokenizerConfig ? ", tokenizer_config.json" : "",
                 config ? ", generation_config.json" : "");
     return;
   }
   Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "generate"));
   lm::bindParameters(session, lm->model().state_dict(), "the model");
   lm::GenerationSession generation(std::move(session));
-  generateWith(generation, *tokenizerAt(tokenizer), config);
+  generateWith(generation, *tokenizerAt(tokenizer), config,
+               std::move(tokenizerConfig));
 }
 #endif
 
@@ -462,14 +604,18 @@ int main(int argc, char **argv) {
 #ifdef GENESIS_GENERATE_RUNTIME_ONLY
   showOnlyOptions("genesis-generate-runtime options",
                   {&planPath, &weightsPath, &tokenizerPath, &prompt,
-                   &maxNewTokens, &temperature, &topK, &topP, &seed, &chat,
-                   &systemPrompt, &profile});
+                   &maxNewTokens, &temperature, &topK, &topP,
+                   &repetitionPenalty, &seed, &chat, &systemPrompt,
+                   &printPrompt, &profile});
 #else
   showOnlyOptions("genesis-generate options",
-                  {&modelDir, &randomModel, &initSeed, &target, &maxLength,
-                   &prefillLength, &compileOnly, &outputDir, &planPath,
-                   &weightsPath, &tokenizerPath, &prompt, &maxNewTokens,
-                   &temperature, &topK, &topP, &seed, &chat, &systemPrompt});
+                  {&modelDir,     &randomModel,       &initSeed,
+                   &target,       &maxLength,         &prefillLength,
+                   &compileOnly,  &outputDir,         &planPath,
+                   &weightsPath,  &tokenizerPath,     &prompt,
+                   &maxNewTokens, &temperature,       &topK,
+                   &topP,         &repetitionPenalty, &seed,
+                   &chat,         &systemPrompt,      &printPrompt});
 #endif
   cl::ParseCommandLineOptions(argc, argv,
                               "Generate text with a GPT-2 or Qwen2 model\n");

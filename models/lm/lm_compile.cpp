@@ -71,6 +71,11 @@ static llvm::cl::opt<uint64_t> seed("seed", llvm::cl::init(0),
 static llvm::cl::opt<std::string>
     target("target", llvm::cl::init("cpu"),
            llvm::cl::desc("cpu or cuda (a cuda plan compiles without a GPU)"));
+static llvm::cl::opt<std::string> cudaArch(
+    "cuda-arch", llvm::cl::init("sm_90"),
+    llvm::cl::desc("cuda: the chips to compile kernels for, e.g. "
+                   "sm_80,sm_89,sm_90 (a cubin each, and the newest one's "
+                   "PTX for later chips)"));
 static llvm::cl::opt<bool>
     allowTf32("tf32", llvm::cl::init(false),
               llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores"));
@@ -188,10 +193,11 @@ int main(int argc, char **argv) {
                    std::addressof(kvHeads), std::addressof(intermediate),
                    std::addressof(vocab), std::addressof(seqLength),
                    std::addressof(batchSize), std::addressof(seed),
-                   std::addressof(target), std::addressof(allowTf32),
-                   std::addressof(precision), std::addressof(memoryBudget),
-                   std::addressof(weightDecay), std::addressof(beta2),
-                   std::addressof(clipGradNorm), std::addressof(outputDir)});
+                   std::addressof(target), std::addressof(cudaArch),
+                   std::addressof(allowTf32), std::addressof(precision),
+                   std::addressof(memoryBudget), std::addressof(weightDecay),
+                   std::addressof(beta2), std::addressof(clipGradNorm),
+                   std::addressof(outputDir)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Compile the plans of lm-train (GPT-2 or Qwen2, AdamW)\n");
   try {
@@ -214,6 +220,7 @@ int main(int argc, char **argv) {
     options.batch = batchSize;
     options.sequence = seqLength;
     options.target = target == "cuda" ? plan::Target::Cuda : plan::Target::Cpu;
+    options.cudaChips = parseCudaArchs(cudaArch);
     options.allowTf32 = allowTf32;
     options.weightDecay = weightDecay;
     if (!(beta2 >= 0 && beta2 < 1))

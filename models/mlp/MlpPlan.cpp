@@ -4,8 +4,10 @@
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "frontend/Trace.h"
 #include "passes/Passes.h"
+#include "runtime/session/Session.h"
 
 #include <iostream>
+#include <optional>
 
 namespace genesis::models {
 
@@ -33,6 +35,10 @@ std::vector<uint8_t> compileMlpTrainingPlan(nn::Sequential &model,
     std::cout << trace.str() << "\n";
   PlanOptions planOptions;
   planOptions.target = target;
+  // Kernels for the GPU here, if any, which mlp-fashion-mnist runs them on.
+  if (std::optional<uint32_t> chip = cudaDeviceChip();
+      chip && target == plan::Target::Cuda)
+    planOptions.cudaChips = {*chip};
   mlir::FailureOr<std::vector<uint8_t>> plan =
       compilePlan(trace.module(), {"train_step", "loss"}, planOptions);
   if (mlir::failed(plan))

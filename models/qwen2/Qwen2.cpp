@@ -32,7 +32,24 @@ int64_t Qwen2Config::parameter_count() const {
          (tie_word_embeddings ? 0 : embedding);
 }
 
+/// parameter_count() in double, with full-width key/value projections:
+/// no product of the sizes overflows.
+static double approximateParameters(const Qwen2Config &config) {
+  double hidden = static_cast<double>(config.hidden_size);
+  double embedding = static_cast<double>(config.vocab_size) * hidden;
+  double layer = 4 * hidden * hidden +
+                 3 * hidden * static_cast<double>(config.intermediate_size);
+  return embedding * (config.tie_word_embeddings ? 1 : 2) +
+         static_cast<double>(config.num_hidden_layers) * layer;
+}
+
 Qwen2Model::Qwen2Model(const Qwen2Config &config, Generator &generator) {
+  hf::checkModelSize("Qwen2 model", approximateParameters(config),
+                     config.num_hidden_layers,
+                     {{"vocab_size", config.vocab_size},
+                      {"hidden_size", config.hidden_size},
+                      {"intermediate_size", config.intermediate_size},
+                      {"num_hidden_layers", config.num_hidden_layers}});
   nn::DecoderLayer::Config layer;
   layer.hidden = config.hidden_size;
   layer.intermediate = config.intermediate_size;
@@ -171,18 +188,11 @@ Qwen2Config readQwen2Config(const std::string &path) {
   file.requireDefault("head_dim", {config.head_dim()},
                       "a head_dim other than hidden_size / "
                       "num_attention_heads is not implemented");
-  // parameter_count() in double: no product of the sizes overflows.
-  double hidden = static_cast<double>(config.hidden_size);
-  double embedding = static_cast<double>(config.vocab_size) * hidden;
-  double layer = 4 * hidden * hidden +
-                 3 * hidden * static_cast<double>(config.intermediate_size);
-  file.requireFitsInMemory(embedding * (config.tie_word_embeddings ? 1 : 2) +
-                               static_cast<double>(config.num_hidden_layers) *
-                                   layer,
-                           {{"vocab_size", config.vocab_size},
-                            {"hidden_size", config.hidden_size},
-                            {"intermediate_size", config.intermediate_size},
-                            {"num_hidden_layers", config.num_hidden_layers}});
+  file.requireModelSize(approximateParameters(config), config.num_hidden_layers,
+                        {{"vocab_size", config.vocab_size},
+                         {"hidden_size", config.hidden_size},
+                         {"intermediate_size", config.intermediate_size},
+                         {"num_hidden_layers", config.num_hidden_layers}});
   return config;
 }
 

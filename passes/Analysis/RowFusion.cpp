@@ -65,7 +65,7 @@ std::optional<SmallVector<int64_t>> rowFusionShape(Block &body) {
       return std::nullopt;
     fromReduction.insert(op.getResult(0));
   }
-  if (!rowShape)
+  if (!rowShape || rowShape->back() > kMaxBlockRowColumns)
     return std::nullopt;
   for (Value value : body.getTerminator()->getOperands()) {
     ArrayRef<int64_t> shape =

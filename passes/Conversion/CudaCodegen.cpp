@@ -10,6 +10,8 @@
 
 #include "dialect/IR/GenesisDialect.h"
 #include "passes/Conversion/CudaKernels.h"
+#include "passes/Passes.h"
+#include "runtime/support/Error.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -39,6 +41,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace mlir;
@@ -66,6 +69,47 @@ std::optional<Launch> getLaunchAttr(Operation *op) {
   launch.sharedMemoryBytes = attr.getShared();
   return launch;
 }
+
+} // namespace genesis::cuda
+
+namespace genesis {
+
+/// The chips of isSupportedChip, ascending.
+static constexpr uint32_t kSupportedChips[] = {80,  86,  87,  89, 90,
+                                               100, 103, 120, 121};
+
+bool isSupportedChip(uint32_t chip) {
+  return llvm::is_contained(kSupportedChips, chip);
+}
+
+std::string supportedChipList() {
+  std::string list;
+  for (uint32_t chip : kSupportedChips)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(chip);
+  return list;
+}
+
+std::vector<uint32_t> parseCudaArchs(const std::string &value) {
+  std::vector<uint32_t> chips;
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(value).split(names, ',');
+  for (llvm::StringRef name : names) {
+    uint32_t chip = 0;
+    llvm::StringRef digits = name.trim();
+    if (!digits.consume_front("sm_") || digits.getAsInteger(10, chip) ||
+        !isSupportedChip(chip))
+      throw Error("--cuda-arch: '" + name.str() +
+                  "' is not a supported chip (" + supportedChipList() + ")");
+    chips.push_back(chip);
+  }
+  llvm::sort(chips);
+  chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
+  return chips;
+}
+
+} // namespace genesis
+
+namespace genesis::cuda {
 
 namespace {
 
@@ -98,8 +142,9 @@ std::string toolkitPath() {
 }
 
 /// Serialises the (lowered) gpu.module of a clone of `module` in `format`
-/// ("isa": PTX) and returns the object's bytes.
-FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
+/// ("isa": PTX) and returns the bytes of its objects, one per target.
+FailureOr<SmallVector<std::string>> serialize(ModuleOp module,
+                                              StringRef format) {
   OwningOpRef<ModuleOp> copy = module.clone();
   PassManager pm(module.getContext());
   GpuModuleToBinaryPassOptions options;
@@ -108,16 +153,19 @@ FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
   pm.addPass(createGpuModuleToBinaryPass(options));
   if (failed(pm.run(*copy)))
     return failure();
-  std::string bytes;
+  SmallVector<std::string> objects;
   copy->walk([&](gpu::BinaryOp binary) {
-    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-    bytes = object.getObject().getValue().str();
+    for (Attribute object : binary.getObjects())
+      objects.push_back(
+          cast<gpu::ObjectAttr>(object).getObject().getValue().str());
   });
-  if (bytes.empty())
+  if (objects.empty() || llvm::any_of(objects, [](const std::string &bytes) {
+        return bytes.empty();
+      }))
     return module.emitError("genesis cuda codegen: gpu-module-to-binary "
                             "produced no ")
            << format << " object";
-  return bytes;
+  return objects;
 }
 
 /// A temporary file removed when it goes out of scope.
@@ -185,17 +233,24 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
 
 } // namespace
 
-FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
+FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
+                                           ArrayRef<uint32_t> chips) {
   MLIRContext *context = module.getContext();
   registerCudaInterfaces(context);
   auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
   if (!gpuModule)
     return module.emitError("genesis cuda codegen: the module has no @")
            << kKernelModuleName << " gpu.module";
+  if (chips.empty() || !llvm::is_sorted(chips) ||
+      llvm::any_of(chips, [](uint32_t chip) { return !isSupportedChip(chip); }))
+    return module.emitError("genesis cuda codegen: the chips must be "
+                            "supported ones (")
+           << supportedChipList() << "), in ascending order";
+  auto chipName = [](uint32_t chip) { return "sm_" + std::to_string(chip); };
 
   PassManager pm(context);
   GpuNVVMAttachTargetOptions target;
-  target.chip = chip.str();
+  target.chip = chipName(chips.front());
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
@@ -227,19 +282,35 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module, StringRef chip) {
     return leftover->emitError("genesis cuda codegen: '")
            << leftover->getName() << "' was not lowered to NVVM";
 
-  KernelImages images;
-  FailureOr<std::string> ptx = serialize(module, "isa");
+  // The NVVM module is the same for every chip; LLVM's code generation runs
+  // once per chip (one target each), so each cubin is tuned for its chip.
+  auto first = cast<NVVM::NVVMTargetAttr>(gpuModule.getTargetsAttr()[0]);
+  SmallVector<Attribute> targets;
+  for (uint32_t chip : chips)
+    targets.push_back(NVVM::NVVMTargetAttr::get(
+        context, first.getO(), first.getTriple(), chipName(chip),
+        first.getFeatures(), first.getFlags(), first.getLink()));
+  gpuModule.setTargetsAttr(ArrayAttr::get(context, targets));
+
+  FailureOr<SmallVector<std::string>> ptx = serialize(module, "isa");
   if (failed(ptx))
     return failure();
-  images.ptx = std::move(*ptx);
+  if (ptx->size() != chips.size())
+    return module.emitError("genesis cuda codegen: ")
+           << chips.size() << " targets gave " << ptx->size() << " PTX objects";
   std::string ptxas = toolkitPath() + "/bin/ptxas";
   if (!llvm::sys::fs::can_execute(ptxas))
     return module.emitError("genesis cuda codegen: ptxas not found at ")
            << ptxas << " (set GENESIS_CUDA_PATH to the CUDA toolkit)";
-  FailureOr<std::string> cubin = assemble(module, ptxas, images.ptx, chip);
-  if (failed(cubin))
-    return failure();
-  images.cubin = std::move(*cubin);
+  KernelImages images;
+  for (auto [chip, text] : llvm::zip(chips, *ptx)) {
+    FailureOr<std::string> cubin =
+        assemble(module, ptxas, text, chipName(chip));
+    if (failed(cubin))
+      return failure();
+    images.cubins.push_back({chip, std::move(*cubin)});
+  }
+  images.ptx = {chips.back(), std::move(ptx->back())};
   return images;
 }
 

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace genesis::cuda {
 
@@ -34,20 +35,30 @@ mlir::LogicalResult setLaunchAttr(mlir::Operation *op, const Launch &launch);
 /// The launch recorded on `op`, if any.
 std::optional<Launch> getLaunchAttr(mlir::Operation *op);
 
-/// The kernel images of one module: a cubin for `chip` and its PTX.
+/// One build of the kernel module: for the chip of compute capability
+/// `chip` (90: sm_90).
+struct KernelImage {
+  uint32_t chip = 0;
+  std::string bytes;
+};
+
+/// The builds of one kernel module: a cubin per chip, and the PTX of the
+/// newest chip, which the driver compiles for chips newer still.
 struct KernelImages {
-  std::string cubin;
-  std::string ptx;
+  std::vector<KernelImage> cubins;
+  KernelImage ptx;
 };
 
 /// Lowers the `genesis_kernels` gpu.module of `module` (in place) to NVVM
-/// and serialises it with gpu-module-to-binary: PTX always, a cubin through
-/// the toolkit's ptxas (found under $GENESIS_CUDA_PATH, else
-/// /usr/local/cuda). Index arithmetic is 32-bit (genesis-lower-cuda refuses
-/// larger tensors). Emits a diagnostic and fails when a conversion leaves an
-/// op behind or ptxas is missing or fails.
+/// and serialises it with gpu-module-to-binary to PTX for each of `chips`
+/// (compute capabilities, ascending; isSupportedChip), which the toolkit's
+/// ptxas (found under $GENESIS_CUDA_PATH, else /usr/local/cuda) assembles
+/// into a cubin for that chip. Index arithmetic is 32-bit
+/// (genesis-lower-cuda refuses larger tensors). Emits a diagnostic and
+/// fails when a conversion leaves an op behind, a chip is not supported or
+/// ptxas is missing or fails.
 mlir::FailureOr<KernelImages>
-compileCudaKernels(mlir::ModuleOp module, llvm::StringRef chip = "sm_90");
+compileCudaKernels(mlir::ModuleOp module, llvm::ArrayRef<uint32_t> chips);
 
 } // namespace genesis::cuda
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Analysis/RowFusion.h"
 #include "passes/Conversion/CudaEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,10 +23,13 @@ using namespace mlir;
 
 namespace genesis::cuda {
 
-/// f32 ops normalising over the last dimension, which the row emitter takes.
+/// f32 ops normalising over the last dimension, which the row emitter takes
+/// when a block holds the row (wider rows run the op kernel, a thread per
+/// row).
 bool hasGpuRowKernel(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+  if (!type || !type.getElementType().isF32() || type.getRank() == 0 ||
+      type.getShape().back() > kMaxBlockRowColumns)
     return false;
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return static_cast<int64_t>(softmax.getDim()) == type.getRank() - 1;

@@ -608,6 +608,9 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   header.target = options.target;
   header.compilerVersion = "genesis 0.1";
   std::string flags = cuda ? "--target=cuda" : "--target=cpu";
+  if (cuda && options.cudaChips != std::vector<uint32_t>{90})
+    for (auto [i, chip] : llvm::enumerate(options.cudaChips))
+      flags += (i == 0 ? " --cuda-arch=sm_" : ",sm_") + std::to_string(chip);
   if (options.allowTf32)
     flags += " --allow-tf32";
   if (!options.mixedPrecision.empty())
@@ -634,17 +637,22 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
   // The kernels compile last, once every op is known to have a lowering.
   if (cuda) {
     if (clone->lookupSymbol(cuda::kKernelModuleName)) {
-      FailureOr<cuda::KernelImages> images = cuda::compileCudaKernels(*clone);
+      FailureOr<cuda::KernelImages> images =
+          cuda::compileCudaKernels(*clone, options.cudaChips);
       if (failed(images))
         return failure();
-      // Launches name image 0, the cubin; the PTX rides along for newer
-      // chips and for inspection.
-      builder.addImage(
-          plan::ImageFormat::Cubin,
-          std::vector<uint8_t>(images->cubin.begin(), images->cubin.end()));
-      builder.addImage(
-          plan::ImageFormat::Ptx,
-          std::vector<uint8_t>(images->ptx.begin(), images->ptx.end()));
+      // Launches name image 0; the session loads the build that fits its
+      // device (KernelImage in Plan.fbs).
+      auto addImage = [&](plan::ImageFormat format,
+                          const cuda::KernelImage &image) {
+        builder.addImage(
+            format,
+            std::vector<uint8_t>(image.bytes.begin(), image.bytes.end()),
+            image.chip);
+      };
+      for (const cuda::KernelImage &cubin : images->cubins)
+        addImage(plan::ImageFormat::Cubin, cubin);
+      addImage(plan::ImageFormat::Ptx, images->ptx);
     }
   } else {
     bool anyKernel = false;

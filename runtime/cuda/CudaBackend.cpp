@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -258,7 +260,8 @@ private:
     std::vector<plan::Role> roles;
     std::vector<CUdeviceptr> addresses;
     std::vector<bool> deviceNewer;
-    std::vector<Module> modules;
+    /// The plan's image for this device (chooseCudaImage).
+    Module module;
     BlasLtHandle blasLt;
     /// Created by the first attention step.
     std::unique_ptr<cuda::CudnnAttention> cudnn;
@@ -274,6 +277,9 @@ private:
   CUdeviceptr allocate(State &state, uint64_t bytes,
                        const std::string &what) const;
   Module loadModule(const plan::KernelImage &image, uint32_t index) const;
+  /// Loads the image of `plan` that fits the device (chooseCudaImage;
+  /// GENESIS_CUDA_IMAGE=ptx takes the PTX even where a cubin fits).
+  Module loadModuleForDevice(const plan::Plan &plan) const;
   LaunchStep
   compileLaunch(State &state, const plan::KernelLaunch &launch,
                 const std::string &where,
@@ -350,6 +356,27 @@ void CudaSession::ensureWorkspace(State &state) const {
         allocate(state, state.workspaceBytes, "the cuBLASLt workspace");
 }
 
+Module CudaSession::loadModuleForDevice(const plan::Plan &plan) const {
+  int major = 0, minor = 0;
+  for (auto [attribute, value] :
+       {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major},
+        std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor}})
+    check(api_.cuDeviceGetAttribute(value, attribute, context_.device()),
+          "cuDeviceGetAttribute",
+          planWhere_ + ": reading the device's compute capability");
+  uint32_t device = static_cast<uint32_t>(major * 10 + minor);
+  const char *choice = std::getenv("GENESIS_CUDA_IMAGE");
+  bool ptxOnly = choice && std::string(choice) == "ptx";
+  std::optional<uint32_t> image = chooseCudaImage(plan, device, ptxOnly);
+  if (!image)
+    throw Error(planWhere_ + ": no kernel image runs on this device (sm_" +
+                std::to_string(device) + "); the plan has " +
+                cudaImageList(plan) +
+                (ptxOnly ? " and GENESIS_CUDA_IMAGE=ptx asks for a PTX" : "") +
+                ": compile it with --cuda-arch=sm_" + std::to_string(device));
+  return loadModule(*plan.images()->Get(*image), *image);
+}
+
 Module CudaSession::loadModule(const plan::KernelImage &image,
                                uint32_t index) const {
   std::string what = planWhere_ + ": kernel image #" + std::to_string(index) +
@@ -390,8 +417,8 @@ LaunchStep CudaSession::compileLaunch(
       kernels.try_emplace({launch.image(), symbol}, nullptr, 0);
   auto &[function, sharedMemoryLimit] = entry->second;
   if (isNew) {
-    CUresult result = api_.cuModuleGetFunction(
-        &function, state.modules[launch.image()].get(), symbol.c_str());
+    CUresult result =
+        api_.cuModuleGetFunction(&function, state.module.get(), symbol.c_str());
     if (result == CUDA_ERROR_NOT_FOUND)
       throw Error(planWhere_ + ": kernel image #" +
                   std::to_string(launch.image()) + " has no symbol '" + symbol +
@@ -665,8 +692,8 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
                        shapeString(planFile.tensorShape(i)) + ")");
   }
 
-  for (uint32_t i = 0; i < plan.images()->size(); ++i)
-    state.modules.push_back(loadModule(*plan.images()->Get(i), i));
+  if (plan.images()->size() != 0)
+    state.module = loadModuleForDevice(plan);
 
   std::map<std::pair<uint32_t, std::string>, std::pair<CUfunction, uint32_t>>
       kernels;
@@ -1072,5 +1099,22 @@ CudaBackend::create(const PlanFile &planFile, const std::string &planWhere,
 }
 
 std::string cudaUnavailableReason() { return cuda::unavailableReason(); }
+
+std::optional<uint32_t> cudaDeviceChip() {
+  if (!cuda::unavailableReason().empty())
+    return std::nullopt;
+  const cuda::Api &api = cuda::api("reading device 0's compute capability");
+  CUdevice device = 0;
+  int major = 0, minor = 0;
+  if (api.cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&major,
+                               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                               device) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&minor,
+                               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                               device) != CUDA_SUCCESS)
+    return std::nullopt;
+  return static_cast<uint32_t>(major * 10 + minor);
+}
 
 } // namespace genesis

@@ -21,4 +21,6 @@ std::string cudaUnavailableReason() {
   return "this runtime was built without CUDA (no toolkit at /usr/local/cuda)";
 }
 
+std::optional<uint32_t> cudaDeviceChip() { return std::nullopt; }
+
 } // namespace genesis

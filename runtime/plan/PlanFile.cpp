@@ -142,13 +142,16 @@ private:
                std::to_string(kPlanFormatVersion) + ")");
     if (header.format_version() == 0)
       fail("header.format_version", "0 is not a valid version");
+    if (header.format_version() < 3)
+      fail("header.format_version",
+           "format version " + std::to_string(header.format_version()) +
+               " predates the kernel signatures of version 3 that this "
+               "runtime checks launches against; recompile the plan");
     if (header.format_version() < kPlanFormatVersion)
       fail("header.format_version",
            "format version " + std::to_string(header.format_version()) +
-               " predates the kernel signatures of version " +
-               std::to_string(kPlanFormatVersion) +
-               " that this runtime checks launches against; recompile the "
-               "plan");
+               " predates version 4, whose CUDA images name their chip; "
+               "recompile the plan");
     if (!inRange(header.target()))
       fail("header.target", std::to_string(unsigned(header.target())) +
                                 " is not a valid target");
@@ -296,15 +299,30 @@ private:
                         " cannot run on target " + targetName(target));
       if (image.bytes()->size() == 0)
         fail(field, "image is empty");
+      uint32_t capability = image.compute_capability();
+      if (cpuImage && capability != 0)
+        fail(field, "a CPU image has no compute capability, got " +
+                        std::to_string(capability));
+      if (!cpuImage && (capability < 10 || capability > 255))
+        fail(field, "compute capability " + std::to_string(capability) +
+                        " is not a chip's (major * 10 + minor, 10 to 255)");
       if (image.format() == plan::ImageFormat::Cubin)
-        checkCubin(*image.bytes(), field);
+        checkCubin(*image.bytes(), capability, field);
+      for (uint32_t j = 0; j < i && !cpuImage; ++j)
+        if (images.Get(j)->format() == image.format() &&
+            images.Get(j)->compute_capability() == capability)
+          fail(field, std::string("a second ") +
+                          imageFormatName(image.format()) + " for sm_" +
+                          std::to_string(capability) + " (images[" +
+                          std::to_string(j) + "])");
     }
   }
 
   /// cuModuleLoadData reads a cubin without being told its size, trusting
-  /// its ELF headers: they must describe only bytes the image holds.
+  /// its ELF headers: they must describe only bytes the image holds. The
+  /// chip the headers name must be the one the plan records.
   void checkCubin(const flatbuffers::Vector<uint8_t> &image,
-                  const std::string &field) {
+                  uint32_t capability, const std::string &field) {
     constexpr uint64_t kHeaderBytes = 64, kSectionHeaderBytes = 64,
                        kProgramHeaderBytes = 56;
     constexpr uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
@@ -332,6 +350,11 @@ private:
     if (u16(18) != kMachineCuda)
       fail(field,
            "ELF machine " + std::to_string(u16(18)) + " is not CUDA (190)");
+    if (std::optional<uint32_t> chip = cubinChip(bytes[7], u32(48));
+        chip && *chip != capability)
+      fail(field, "the cubin is for sm_" + std::to_string(*chip) +
+                      ", but the plan records sm_" +
+                      std::to_string(capability));
     uint64_t sectionsAt = u64(40), programsAt = u64(32);
     uint16_t sectionCount = u16(60), programCount = u16(56);
     if (sectionCount == 0 && sectionsAt != 0)
@@ -552,6 +575,11 @@ private:
                          const std::string &field,
                          const std::vector<uint8_t> &access) {
     uint32_t imageCount = plan_.images()->size();
+    if (plan_.header()->target() == plan::Target::Cuda && launch.image() != 0)
+      fail(field + ".image",
+           "a CUDA launch names image 0 (the images are one module's builds "
+           "for different chips), not " +
+               std::to_string(launch.image()));
     if (launch.image() >= imageCount)
       fail(field + ".image", "image index " + std::to_string(launch.image()) +
                                  " is out of range (the plan has " +
@@ -813,6 +841,47 @@ const char *imageFormatName(plan::ImageFormat format) {
   return "?";
 }
 
+std::optional<uint32_t> cubinChip(uint8_t osAbi, uint32_t flags) {
+  // CUDA 13's ptxas (ELF OS ABI 0x41) keeps the chip in bits 8-15 of
+  // e_flags (0x5a04 for sm_90); earlier toolkits (0x33) in bits 0-7.
+  if (osAbi == 0x41)
+    return (flags >> 8) & 0xff;
+  if (osAbi == 0x33)
+    return flags & 0xff;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> chooseCudaImage(const plan::Plan &plan, uint32_t device,
+                                        bool ptxOnly) {
+  std::optional<uint32_t> cubin, ptx;
+  uint32_t cubinCapability = 0, ptxCapability = 0;
+  for (uint32_t i = 0; i < plan.images()->size(); ++i) {
+    const plan::KernelImage &image = *plan.images()->Get(i);
+    uint32_t capability = image.compute_capability();
+    if (capability > device)
+      continue;
+    if (image.format() == plan::ImageFormat::Cubin && !ptxOnly &&
+        capability / 10 == device / 10 && capability >= cubinCapability) {
+      cubin = i;
+      cubinCapability = capability;
+    } else if (image.format() == plan::ImageFormat::Ptx &&
+               capability >= ptxCapability) {
+      ptx = i;
+      ptxCapability = capability;
+    }
+  }
+  return cubin ? cubin : ptx;
+}
+
+std::string cudaImageList(const plan::Plan &plan) {
+  std::string list;
+  for (const plan::KernelImage *image : *plan.images())
+    list += std::string(list.empty() ? "" : ", ") + "sm_" +
+            std::to_string(image->compute_capability()) + " " +
+            imageFormatName(image->format());
+  return list.empty() ? "none" : list;
+}
+
 const char *epilogueName(plan::Epilogue epilogue) {
   switch (epilogue) {
   case plan::Epilogue::None:
@@ -1050,8 +1119,10 @@ void describePlan(const PlanFile &planFile, std::ostream &os) {
   for (uint32_t i = 0; i < plan.images()->size(); ++i) {
     const plan::KernelImage &image = *plan.images()->Get(i);
     os << "  #" << i << " " << targetName(image.target()) << " "
-       << imageFormatName(image.format()) << ", " << image.bytes()->size()
-       << " B\n";
+       << imageFormatName(image.format());
+    if (image.compute_capability() != 0)
+      os << " for sm_" << image.compute_capability();
+    os << ", " << image.bytes()->size() << " B\n";
   }
 
   for (const plan::Function *function : *plan.functions()) {
@@ -1129,8 +1200,9 @@ uint32_t PlanBuilder::addTemporary(const std::string &name, DType dtype,
 }
 
 uint32_t PlanBuilder::addImage(plan::ImageFormat format,
-                               std::vector<uint8_t> bytes) {
-  images_.push_back({format, std::move(bytes)});
+                               std::vector<uint8_t> bytes,
+                               uint32_t computeCapability) {
+  images_.push_back({format, std::move(bytes), computeCapability});
   return static_cast<uint32_t>(images_.size() - 1);
 }
 
@@ -1278,7 +1350,8 @@ std::vector<uint8_t> PlanBuilder::payload() const {
   std::vector<flatbuffers::Offset<plan::KernelImage>> images;
   for (const ImageEntry &image : images_)
     images.push_back(plan::CreateKernelImageDirect(fbb, header_.target,
-                                                   image.format, &image.bytes));
+                                                   image.format, &image.bytes,
+                                                   image.computeCapability));
 
   std::vector<flatbuffers::Offset<plan::KernelSignature>> kernels;
   for (const KernelSignatureEntry &kernel : kernels_)

@@ -54,8 +54,9 @@ namespace genesis {
 
 constexpr char kPlanMagic[4] = {'G', 'P', 'L', 'N'};
 constexpr uint32_t kPlanContainerVersion = 1;
-/// 2: the Attention step kind. 3: kernel signatures.
-constexpr uint32_t kPlanFormatVersion = 3;
+/// 2: the Attention step kind. 3: kernel signatures. 4: CUDA images for
+/// several chips (KernelImage.compute_capability).
+constexpr uint32_t kPlanFormatVersion = 4;
 constexpr size_t kPlanContainerHeaderSize = 48;
 
 /// Lowercase names as in Plan.fbs ("optimizer_state", "elf-so", "bias_gelu").
@@ -110,6 +111,22 @@ wrapPlanPayload(const uint8_t *payload, size_t size,
 /// "kernel add_f32", "gemm 64x128x256 x4 bias_relu", "copy x -> t",
 /// "fill t = 0". Needs a verified plan.
 std::string stepName(const PlanFile &planFile, const plan::Step &step);
+
+/// The chip a cubin's ELF header names (its compute capability, 90 for
+/// sm_90) from the header's OS ABI byte and e_flags; std::nullopt for an
+/// ELF layout of no known CUDA toolkit.
+std::optional<uint32_t> cubinChip(uint8_t osAbi, uint32_t flags);
+
+/// The image of a verified CUDA plan that a device of compute capability
+/// `device` runs (see KernelImage in Plan.fbs): the cubin of the device's
+/// major version with the highest capability not above the device's, else
+/// the PTX of the highest capability not above it; with `ptxOnly`, only a
+/// PTX. std::nullopt when no image fits.
+std::optional<uint32_t> chooseCudaImage(const plan::Plan &plan, uint32_t device,
+                                        bool ptxOnly = false);
+
+/// The images of a CUDA plan for messages: "sm_80 cubin, sm_90 ptx".
+std::string cudaImageList(const plan::Plan &plan);
 
 /// Writes the header and provenance, the tensor table, the memory plan, the
 /// kernel images and every function's steps, as `genesis-run --inspect`
@@ -209,8 +226,10 @@ public:
   /// A temporary at `arenaOffset` in the arena; returns its index.
   uint32_t addTemporary(const std::string &name, DType dtype,
                         std::vector<int64_t> shape, uint64_t arenaOffset);
-  /// A kernel image for the plan's target; returns its index.
-  uint32_t addImage(plan::ImageFormat format, std::vector<uint8_t> bytes);
+  /// A kernel image for the plan's target; returns its index. CUDA images
+  /// name their chip (`computeCapability`, 90 for sm_90; 0 on the CPU).
+  uint32_t addImage(plan::ImageFormat format, std::vector<uint8_t> bytes,
+                    uint32_t computeCapability = 0);
   /// Returns the function's index for adding steps.
   uint32_t addFunction(const std::string &name, std::vector<uint32_t> inputs,
                        std::vector<uint32_t> outputs, bool advancesStep = false,
@@ -267,6 +286,7 @@ private:
   struct ImageEntry {
     plan::ImageFormat format;
     std::vector<uint8_t> bytes;
+    uint32_t computeCapability;
   };
   struct KernelSignatureEntry {
     std::string symbol;

@@ -61,9 +61,12 @@
 //    runs may have changed (a reference from tensor() shows the values as of
 //    that call). stats() counts device bytes: externalBytes is all but the
 //    arena, peakBytes all of it.
-//  - Kernel ABI (images of format cubin, for sm_90, or ptx): each image is
-//    loaded with cuModuleLoadData and every launched symbol resolved when the
-//    session is created. A KernelLaunch is
+//  - Kernel ABI (images of format cubin or ptx, each for one chip): the
+//    session loads, with cuModuleLoadData, the one image that fits device 0
+//    (chooseCudaImage: a cubin of its major version, else a PTX the driver
+//    compiles; GENESIS_CUDA_IMAGE=ptx takes the PTX) and resolves every
+//    launched symbol when it is created; a plan with no image for the device
+//    is refused, naming the device's chip and the plan's. A KernelLaunch is
 //
 //      cuLaunchKernel(symbol, grid, block, shared_memory_bytes, stream, params)
 //
@@ -98,6 +101,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,6 +210,12 @@ private:
 /// Why cuda plans cannot run in this process (no CUDA in this build, no
 /// driver, no device, ...), or "" when they can.
 std::string cudaUnavailableReason();
+
+/// The chip of the device cuda plans run on here (device 0's compute
+/// capability, major * 10 + minor: 90 for an H100), or std::nullopt when
+/// cuda plans cannot run. Tools that compile a plan to run at once compile
+/// for it.
+std::optional<uint32_t> cudaDeviceChip();
 
 } // namespace genesis
 

@@ -99,7 +99,8 @@ PlanBuilder cudaPlan() {
   PlanBuilder builder(header);
   uint32_t x = builder.addTensor("x", DType::BF16, {8, 8}, plan::Role::Input);
   uint32_t y = builder.addTensor("y", DType::BF16, {8, 8}, plan::Role::Output);
-  uint32_t image = builder.addImage(plan::ImageFormat::Ptx, {'.', 'v', 'e'});
+  uint32_t image =
+      builder.addImage(plan::ImageFormat::Ptx, {'.', 'v', 'e'}, 90);
   uint32_t f = builder.addFunction("f", {x}, {y});
   builder.addKernelLaunch(f, {image, "k", {x, y}, {8, 1, 1}, {64, 1, 1}, 256});
   return builder;

@@ -53,6 +53,11 @@ static llvm::cl::opt<bool>
     allowTf32("allow-tf32", llvm::cl::init(false),
               llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores "
                              "(~1e-3 relative error)"));
+static llvm::cl::opt<std::string> cudaArch(
+    "cuda-arch", llvm::cl::init("sm_90"),
+    llvm::cl::desc("cuda: the chips to compile kernels for, e.g. "
+                   "sm_80,sm_89,sm_90 (a cubin each, and the newest one's "
+                   "PTX for later chips)"));
 static llvm::cl::opt<std::string> precision(
     "precision", llvm::cl::init(""),
     llvm::cl::desc("cuda: bf16 or f16 mixed precision (GEMMs and attention "
@@ -225,6 +230,8 @@ int main(int argc, char **argv) {
     if (!precision.empty() && target != "cuda")
       throw genesis::Error("--precision needs --target=cuda (the CPU "
                            "kernels compute in f32 and f64)");
+    if (target != "cuda" && cudaArch.getNumOccurrences())
+      throw genesis::Error("--cuda-arch needs --target=cuda");
     if (target != "cuda" && emit == "ptx")
       throw genesis::Error("--emit=ptx needs --target=cuda");
     if (!outputFile.empty())
@@ -242,6 +249,7 @@ int main(int argc, char **argv) {
     options.timing = timing;
     options.allowTf32 = allowTf32;
     options.mixedPrecision = precision;
+    options.cudaChips = parseCudaArchs(cudaArch);
     if (emit == "mlir") {
       if (failed(lowerForTarget(*module, names, options)))
         throw genesis::Error(capture.firstError("lowering failed"));

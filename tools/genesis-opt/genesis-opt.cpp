@@ -14,6 +14,8 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
+#include "runtime/support/Error.h"
+#include "tools/ToolSupport.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -23,6 +25,15 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   genesis::registerGenesisPasses();
   genesis::registerGenesisPipelines();
+  auto [input, output] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Genesis optimizer driver\n", registry);
+  // MLIR reads its input whole: refuse what never ends or cannot fit first.
+  try {
+    genesis::checkSourceFile(input);
+  } catch (const genesis::Error &error) {
+    llvm::errs() << "genesis-opt: error: " << error.what() << "\n";
+    return 1;
+  }
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Genesis optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }

@@ -462,6 +462,20 @@ func.func @rows(%x: tensor<12x40xf64>) -> tensor<12x40xf64> {
 
 // -----
 
+// An f32 softmax whose row is wider than a block holds (65536 elements, 64 a
+// thread) takes the op kernel, a thread per row, not the row emitter, which
+// unrolls over the row: the 2^30-element row of issue 14 compiled for more
+// than a minute. Compile time does not grow with the row.
+// CHECK-LABEL: func.func @wide_row(
+// CHECK: genesis.softmax {{.+}}genesis.kernel = @wide_row_softmax0, genesis.launch = #genesis.launch<grid = [1, 1, 1], block = [128, 1, 1], shared = 0>
+// CHECK: func.func private @wide_row_softmax0_body(
+func.func @wide_row(%x: tensor<1x1073741824xf32>) -> tensor<1x1073741824xf32> {
+  %0 = genesis.softmax %x dim 1 : tensor<1x1073741824xf32>
+  return %0 : tensor<1x1073741824xf32>
+}
+
+// -----
+
 // A 16-bit loop fusion: 8 elements (16 bytes) per iteration. The transposed
 // input keeps its last dimension, so its 8 lanes are consecutive: one vector
 // load. The pad at offset 64 (a multiple of 8) also; the one at offset 3

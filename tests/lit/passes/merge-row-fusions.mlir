@@ -94,3 +94,28 @@ func.func @column_sum(%x: tensor<4x96xf32>) -> tensor<4x96xf32> {
   }
   return %1 : tensor<4x96xf32>
 }
+
+// -----
+
+// The same with rows of 65537 elements, wider than a block per row holds
+// (kMaxBlockRowColumns = 65536): nothing merges, so the row sum stays a
+// reduction fusion, whose code does not grow with the row.
+// CHECK-LABEL: func.func @wide_rows(
+// CHECK: genesis.fusion %arg1, %arg0 : (tensor<2x65537xf32>, tensor<2x65537xf32>) -> tensor<2x1xf32>
+// CHECK: genesis.fusion %arg1, %{{.+}}, %arg0 : (tensor<2x65537xf32>, tensor<2x1xf32>, tensor<2x65537xf32>) -> tensor<2x65537xf32>
+func.func @wide_rows(%y: tensor<2x65537xf32>, %g: tensor<2x65537xf32>) -> tensor<2x65537xf32> {
+  %0 = genesis.fusion %g, %y : (tensor<2x65537xf32>, tensor<2x65537xf32>) -> tensor<2x1xf32> {
+  ^bb0(%a: tensor<2x65537xf32>, %b: tensor<2x65537xf32>):
+    %1 = genesis.mul %a, %b : tensor<2x65537xf32>
+    %2 = genesis.reduce_sum %1 dims [1] keepdim : tensor<2x65537xf32>
+    genesis.yield %2 : tensor<2x1xf32>
+  }
+  %1 = genesis.fusion %g, %0, %y : (tensor<2x65537xf32>, tensor<2x1xf32>, tensor<2x65537xf32>) -> tensor<2x65537xf32> {
+  ^bb0(%a: tensor<2x65537xf32>, %s: tensor<2x1xf32>, %b: tensor<2x65537xf32>):
+    %2 = genesis.broadcast_in_dim %s, [0, 1] : tensor<2x1xf32> -> tensor<2x65537xf32>
+    %3 = genesis.sub %a, %2 : tensor<2x65537xf32>
+    %4 = genesis.mul %b, %3 : tensor<2x65537xf32>
+    genesis.yield %4 : tensor<2x65537xf32>
+  }
+  return %1 : tensor<2x65537xf32>
+}

@@ -44,8 +44,16 @@ TEST(GenerationConfig, QwenInstructSamplesAndStopsAtBothEnds) {
   EXPECT_EQ(sampling.temperature, 0.7);
   EXPECT_EQ(sampling.topK, 20);
   EXPECT_EQ(sampling.topP, 0.8);
-  EXPECT_EQ(config.unsupported,
-            (std::vector<std::string>{"repetition_penalty 1.1"}));
+  EXPECT_EQ(sampling.repetitionPenalty, 1.1);
+  EXPECT_TRUE(config.unsupported.empty());
+  // transformers applies the penalty when decoding greedily too; settings
+  // Genesis does not apply are listed.
+  GenerationConfig greedy = loadGenerationConfig(writeConfig(
+      R"({"repetition_penalty": 1.3, "num_beams": 4, "no_repeat_ngram_size": 3})"));
+  EXPECT_EQ(greedy.sampling().temperature, 0.0);
+  EXPECT_EQ(greedy.sampling().repetitionPenalty, 1.3);
+  EXPECT_EQ(greedy.unsupported, (std::vector<std::string>{
+                                    "num_beams 4", "no_repeat_ngram_size 3"}));
 }
 
 // GPT-2's: one eos id, no do_sample (transformers decodes greedily), and
@@ -82,6 +90,9 @@ TEST(GenerationConfig, BadValuesNameTheFileAndKey) {
   EXPECT_NE(errorOf(R"({"top_k": -3})").find("'top_k' must be at least 0"),
             std::string::npos);
   EXPECT_NE(errorOf(R"({"max_new_tokens": 0})").find("'max_new_tokens'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"repetition_penalty": 0})")
+                .find("'repetition_penalty' must be a finite number above 0"),
             std::string::npos);
   EXPECT_NE(errorOf("{\"eos_token_id\": ").find("is not valid JSON"),
             std::string::npos);

@@ -247,6 +247,48 @@ TEST(SamplingTest, FrequenciesMatchTheTemperedSoftmax) {
   }
 }
 
+// transformers' RepetitionPenaltyLogitsProcessor: a token of the context
+// (observed prompt tokens and earlier samples) has its positive logit divided
+// by the penalty and its negative one multiplied, before anything else, also
+// when decoding greedily; others are untouched.
+TEST(SamplingTest, RepetitionPenaltyActsOnTheContext) {
+  SamplingOptions greedy = options(0.0);
+  greedy.repetitionPenalty = 2.0;
+  // 0 leads (4.0); once seen it scores 2.0, below 1's 3.0.
+  std::vector<float> logits = {4.0f, 3.0f, -1.0f, -0.5f};
+  Sampler sampler(greedy);
+  EXPECT_EQ(sampler.sample(logits), 0);
+  EXPECT_EQ(sampler.sample(logits), 1);
+  // 0 and 1 seen: 2.0, 1.5, -1.0, -0.5.
+  EXPECT_EQ(sampler.sample(logits), 0);
+  // A negative logit is multiplied: 2's -1.0 becomes -2.0, below 1's -1.5.
+  Sampler negative(greedy);
+  std::vector<float> below = {-3.0f, -1.5f, -1.0f};
+  negative.observe(2);
+  EXPECT_EQ(negative.sample(below), 1);
+  // A prompt token observed twice counts once; ids past the row are ignored.
+  Sampler prompt(greedy);
+  for (int64_t token : {0, 0, 7})
+    prompt.observe(token);
+  EXPECT_EQ(prompt.sample(logits), 1);
+  // With sampling, the draw is sampleToken's on the penalized logits.
+  std::vector<float> penalized = {4.0f / 1.5f, 3.0f, -1.0f, -0.5f};
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    SamplingOptions warm = options(1.0, 0, 1.0, seed);
+    warm.repetitionPenalty = 1.5;
+    Sampler tempered(warm);
+    tempered.observe(0);
+    EXPECT_EQ(tempered.sample(logits),
+              sampleToken(penalized.data(), 4, warm, 0));
+  }
+  // 1 changes nothing: the same tokens as sampleToken at every step.
+  Sampler plain(options(1.0, 0, 1.0, 5));
+  plain.observe(1);
+  for (uint64_t step = 0; step < 10; ++step)
+    EXPECT_EQ(plain.sample(logits),
+              sampleToken(logits.data(), 4, options(1.0, 0, 1.0, 5), step));
+}
+
 TEST(SamplingTest, RejectsBadOptions) {
   std::vector<float> logits = {0.0f, 1.0f};
   auto sampleWith = [&](const SamplingOptions &bad) {
@@ -261,6 +303,18 @@ TEST(SamplingTest, RejectsBadOptions) {
   EXPECT_TRUE(
       contains(errorFrom([] { Sampler sampler(options(1.0, 0, -0.1)); }),
                "top_p must be in (0, 1]"));
+  for (double penalty :
+       {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    SamplingOptions bad = options(1.0);
+    bad.repetitionPenalty = penalty;
+    EXPECT_TRUE(contains(sampleWith(bad), "repetition_penalty must be a "
+                                          "finite number > 0"));
+  }
+  EXPECT_TRUE(contains(errorFrom([] {
+                         Sampler sampler(options(1.0));
+                         sampler.observe(-1);
+                       }),
+                       "token -1 is not a token id"));
 }
 
 TEST(SamplingTest, RejectsBadLogits) {

@@ -105,6 +105,10 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
   options.target = plan::Target::Cuda;
   options.mixedPrecision = mixedPrecision;
   options.memoryBudget = memoryBudget;
+  // The chips of the cases written for the GPU machine (scripts/gpu).
+  if (const char *archs = std::getenv("GENESIS_GPU_CASES_ARCHS");
+      archs && *archs)
+    options.cudaChips = parseCudaArchs(archs);
   mlir::FailureOr<std::vector<uint8_t>> bytes =
       compilePlan(*module, {"f"}, options);
   EXPECT_TRUE(mlir::succeeded(bytes));

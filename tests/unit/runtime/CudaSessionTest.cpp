@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -107,7 +108,7 @@ PlanBuilder axpyPlan(plan::ImageFormat format) {
       builder.addTensor("y", DType::F32, {kElements}, plan::Role::Input);
   uint32_t out =
       builder.addTensor("out", DType::F32, {kElements}, plan::Role::Output);
-  uint32_t image = builder.addImage(format, kernelImage(format));
+  uint32_t image = builder.addImage(format, kernelImage(format), 90);
   uint32_t forward = builder.addFunction("forward", {a, x, y}, {out});
   builder.addKernelLaunch(forward,
                           {image, "axpy_f32", {a, x, y, out}, kGrid, kBlock, 0},
@@ -197,7 +198,7 @@ TEST_F(CudaSessionTest, DynamicSharedMemoryBeyond48KiB) {
   uint32_t out =
       builder.addTensor("out", DType::F32, {512}, plan::Role::Output);
   uint32_t image = builder.addImage(plan::ImageFormat::Cubin,
-                                    kernelImage(plan::ImageFormat::Cubin));
+                                    kernelImage(plan::ImageFormat::Cubin), 90);
   uint32_t f = builder.addFunction("f", {x}, {out});
   builder.addKernelLaunch(
       f, {image, "reverse_blocks_f32", {x, out}, {2, 1, 1}, kBlock, 64 << 10});
@@ -225,7 +226,7 @@ TEST_F(CudaSessionTest, BadKernelsAreErrorsAtCreation) {
     PlanBuilder builder(cudaHeader());
     for (const char *name : {"a", "b", "c", "d"})
       builder.addTensor(name, DType::F32, {kElements}, plan::Role::Input);
-    builder.addImage(plan::ImageFormat::Ptx, std::move(image));
+    builder.addImage(plan::ImageFormat::Ptx, std::move(image), 90);
     uint32_t f = builder.addFunction("f", {0, 1, 2, 3}, {});
     builder.addKernelLaunch(f, launch, "k.cpp:1");
     return builder;
@@ -257,6 +258,46 @@ TEST_F(CudaSessionTest, BadKernelsAreErrorsAtCreation) {
                                         {badPtx.begin(), badPtx.end()})),
                "plan file 'test.gplan': kernel image #0 (ptx) does not load: "
                "cuModuleLoadDataEx failed: "));
+}
+
+TEST_F(CudaSessionTest, TheImageForTheDeviceIsChosen) {
+  auto creationError = [](const PlanBuilder &builder) {
+    PlanFile planFile = planOf(builder);
+    return errorFrom([&] { Session session(planFile); });
+  };
+  // A plan for a chip of another major version only: refused, naming the
+  // device's chip, the plan's images and the flag that fixes it.
+  PlanBuilder elsewhere(cudaHeader());
+  elsewhere.addTensor("x", DType::F32, {kElements}, plan::Role::Input);
+  elsewhere.addImage(plan::ImageFormat::Ptx,
+                     kernelImage(plan::ImageFormat::Ptx), 200);
+  std::string error = creationError(elsewhere);
+  EXPECT_TRUE(contains(error, "plan file 'test.gplan': no kernel image runs "
+                              "on this device (sm_"))
+      << error;
+  EXPECT_TRUE(contains(error, "the plan has sm_200 ptx: compile it with "
+                              "--cuda-arch=sm_"))
+      << error;
+
+  // A good cubin beside a PTX that does not compile: the cubin is chosen
+  // and the plan runs; GENESIS_CUDA_IMAGE=ptx chooses the PTX, whose error
+  // names it.
+  std::string badPtx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                       ".visible .entry broken() { bogus; }\n";
+  PlanBuilder both = axpyPlan(plan::ImageFormat::Cubin);
+  both.addImage(plan::ImageFormat::Ptx, {badPtx.begin(), badPtx.end()}, 90);
+  Generator generator(11);
+  {
+    Session session(planOf(both));
+    Arrays inputs = axpyInputs(generator);
+    std::vector<double> expected = axpyExpected(inputs);
+    EXPECT_EQ(valuesOf(session.run("forward", std::move(inputs)).at("out")),
+              expected);
+  }
+  setenv("GENESIS_CUDA_IMAGE", "ptx", 1);
+  error = creationError(both);
+  unsetenv("GENESIS_CUDA_IMAGE");
+  EXPECT_TRUE(contains(error, "kernel image #1 (ptx) does not load")) << error;
 }
 
 //===----------------------------------------------------------------------===//
@@ -642,7 +683,7 @@ PlanFile trainPlan() {
   builder.addTensor("w.momentum", DType::F32, {kElements},
                     plan::Role::OptimizerState);
   uint32_t image = builder.addImage(plan::ImageFormat::Cubin,
-                                    kernelImage(plan::ImageFormat::Cubin));
+                                    kernelImage(plan::ImageFormat::Cubin), 90);
   uint32_t train = builder.addFunction("train_step", {w, g, lr, step, rng},
                                        {w, state}, true, 10);
   builder.addKernelLaunch(train,

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 using namespace genesis;
@@ -282,6 +283,11 @@ TEST(PlanFileTest, NewerFormatVersionNamesBothVersions) {
   EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
                        "header.format_version: format version 2 predates the "
                        "kernel signatures of version 3"));
+  header.formatVersion = 3;
+  EXPECT_TRUE(contains(loadError(PlanBuilder(header)),
+                       "header.format_version: format version 3 predates "
+                       "version 4, whose CUDA images name their chip; "
+                       "recompile the plan"));
 }
 
 TEST(PlanFileTest, BadMagic) {
@@ -773,7 +779,7 @@ TEST(PlanFileTest, CudaPlans) {
   header.target = plan::Target::Cuda;
   PlanBuilder builder(header);
   uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
-  builder.addImage(plan::ImageFormat::Cubin, emptyCubin());
+  builder.addImage(plan::ImageFormat::Cubin, emptyCubin(), 90);
   uint32_t f = builder.addFunction("f", {x}, {});
   KernelLaunchDesc launch{0, "k", {x}, {2, 1, 1}, {128, 1, 1}, 1024};
   builder.addKernelLaunch(f, launch);
@@ -803,6 +809,73 @@ TEST(PlanFileTest, CudaPlans) {
                        "images[0]: format elf-so cannot run on target cuda"));
 }
 
+/// emptyCubin() as CUDA 13's ptxas writes it for `chip` (OS ABI 0x41, the
+/// chip in bits 8-15 of e_flags).
+std::vector<uint8_t> emptyCubinFor(uint32_t chip) {
+  std::vector<uint8_t> bytes = emptyCubin();
+  bytes[7] = 0x41;
+  uint32_t flags = (chip << 8) | 0x4;
+  std::memcpy(bytes.data() + 48, &flags, sizeof(flags));
+  return bytes;
+}
+
+TEST(PlanFileTest, CudaImagesForSeveralChips) {
+  PlanHeader header = testHeader();
+  header.target = plan::Target::Cuda;
+  // The session's choice: a cubin of the device's major version, the
+  // newest not above the device's minor; else the newest PTX not above the
+  // device; else none.
+  PlanBuilder builder(header);
+  uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
+  builder.addImage(plan::ImageFormat::Cubin, emptyCubinFor(80), 80);
+  builder.addImage(plan::ImageFormat::Cubin, emptyCubinFor(89), 89);
+  builder.addImage(plan::ImageFormat::Cubin, emptyCubinFor(90), 90);
+  builder.addImage(plan::ImageFormat::Ptx, {'.'}, 90);
+  uint32_t f = builder.addFunction("f", {x}, {});
+  builder.addKernelLaunch(f, {0, "k", {x}, {1, 1, 1}, {32, 1, 1}, 0});
+  PlanFile planFile = planOf(builder);
+  const plan::Plan &plan = planFile.plan();
+  const std::pair<uint32_t, std::optional<uint32_t>> choices[] = {
+      {75, std::nullopt}, {80, 0u}, {86, 0u},  {87, 0u},
+      {89, 1u},           {90, 2u}, {100, 3u}, {120, 3u}};
+  for (auto [device, image] : choices) {
+    SCOPED_TRACE("sm_" + std::to_string(device));
+    EXPECT_EQ(chooseCudaImage(plan, device), image);
+  }
+  EXPECT_EQ(chooseCudaImage(plan, 90, /*ptxOnly=*/true), 3u);
+  EXPECT_EQ(chooseCudaImage(plan, 89, /*ptxOnly=*/true), std::nullopt);
+  EXPECT_EQ(cudaImageList(plan),
+            "sm_80 cubin, sm_89 cubin, sm_90 cubin, sm_90 ptx");
+  std::ostringstream text;
+  describePlan(planFile, text);
+  EXPECT_TRUE(contains(text.str(), "#1 cuda cubin for sm_89, 64 B"));
+  EXPECT_TRUE(contains(text.str(), "#3 cuda ptx for sm_90, 1 B"));
+
+  // The recorded chip is checked against the cubin's own header, and must
+  // be a chip's; one chip has one cubin; launches name image 0.
+  auto imageError = [&](plan::ImageFormat format, std::vector<uint8_t> bytes,
+                        uint32_t chip) {
+    PlanBuilder one(header);
+    one.addImage(plan::ImageFormat::Ptx, {'.'}, 80);
+    one.addImage(format, std::move(bytes), chip);
+    return loadError(one);
+  };
+  EXPECT_TRUE(contains(
+      imageError(plan::ImageFormat::Cubin, emptyCubinFor(90), 80),
+      "images[1]: the cubin is for sm_90, but the plan records sm_80"));
+  EXPECT_TRUE(contains(imageError(plan::ImageFormat::Ptx, {'.'}, 0),
+                       "images[1]: compute capability 0 is not a chip's"));
+  EXPECT_TRUE(contains(imageError(plan::ImageFormat::Ptx, {'.'}, 80),
+                       "images[1]: a second ptx for sm_80 (images[0])"));
+  PlanBuilder cpu(testHeader());
+  cpu.addImage(plan::ImageFormat::ElfSharedObject, {1}, 90);
+  EXPECT_TRUE(contains(loadError(cpu), "images[0]: a CPU image has no "
+                                       "compute capability, got 90"));
+  builder.addKernelLaunch(f, {2, "k", {x}, {1, 1, 1}, {32, 1, 1}, 0});
+  EXPECT_TRUE(contains(loadError(builder),
+                       "steps[1].image: a CUDA launch names image 0"));
+}
+
 TEST(PlanFileTest, CudaLaunchesStayWithinCudaLimits) {
   PlanHeader header = testHeader();
   header.target = plan::Target::Cuda;
@@ -829,7 +902,7 @@ TEST(PlanFileTest, CudaLaunchesStayWithinCudaLimits) {
   for (const Case &c : cases) {
     PlanBuilder builder(header);
     uint32_t x = builder.addTensor("x", DType::F32, {4}, plan::Role::Input);
-    builder.addImage(plan::ImageFormat::Ptx, {'.'});
+    builder.addImage(plan::ImageFormat::Ptx, {'.'}, 90);
     uint32_t f = builder.addFunction("f", {x}, {});
     builder.addKernelLaunch(f, {0, "k", {x}, c.grid, c.block, 0});
     if (c.error.empty())
@@ -844,7 +917,7 @@ TEST(PlanFileTest, CubinsAreCheckedBeforeTheDriverReadsThem) {
   header.target = plan::Target::Cuda;
   auto cubinError = [&](std::vector<uint8_t> cubin) {
     PlanBuilder builder(header);
-    builder.addImage(plan::ImageFormat::Cubin, std::move(cubin));
+    builder.addImage(plan::ImageFormat::Cubin, std::move(cubin), 90);
     return loadError(builder);
   };
   auto withU16 = [](std::vector<uint8_t> bytes, size_t at, uint16_t value) {
@@ -868,7 +941,7 @@ TEST(PlanFileTest, CubinsAreCheckedBeforeTheDriverReadsThem) {
   oneSection.resize(128, 0);
   oneSection = withU64(withU64(oneSection, 64 + 24, 0), 64 + 32, 128);
   PlanBuilder valid(header);
-  valid.addImage(plan::ImageFormat::Cubin, oneSection);
+  valid.addImage(plan::ImageFormat::Cubin, oneSection, 90);
   EXPECT_NO_THROW(planOf(valid));
   EXPECT_TRUE(contains(cubinError(withU64(oneSection, 64 + 32, 129)),
                        "images[0]: ELF section 0 lies outside the 128-byte "
@@ -884,7 +957,7 @@ TEST(PlanFileTest, CubinsAreCheckedBeforeTheDriverReadsThem) {
   std::vector<uint8_t> noBits = withU64(oneSection, 64 + 32, 1 << 20);
   noBits[64 + 4] = 8;
   PlanBuilder withNoBits(header);
-  withNoBits.addImage(plan::ImageFormat::Cubin, noBits);
+  withNoBits.addImage(plan::ImageFormat::Cubin, noBits, 90);
   EXPECT_NO_THROW(planOf(withNoBits));
   // One program header at offset 64 whose file bytes end past the image.
   std::vector<uint8_t> oneSegment =
