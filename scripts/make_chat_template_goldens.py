@@ -113,10 +113,19 @@ EXPRESSIONS = ("{{ messages | length }}|{{ 'x' ~ 3 }}|{{ -2 % 3 }}|{{ 7 % -3 }}|
                "{{ 2 * 3 - 1 }}|{{ 1 < 2 and 'b' >= 'a' }}|{{ not messages }}|{{ '' or 'fallback' }}|"
                "{{ messages[5] is defined }}|{{ 'abc'[1] }}|{{ 'abcdef'[1:3] }}|{{ messages[:1] | length }}|"
                "{% set n = 4 %}{% for m in messages %}{% set n = loop.index %}{{ loop.revindex }}{% endfor %}{{ n }}|"
-               "{{ {'k': [1, true, none, 'v']} | tojson }}|{{ '\\u00e9\\t' | tojson }}|{# gone #}end")
+               "{{ {'k': [1, true, none, 'v']} | tojson }}|{{ '\\u00e9\\t' | tojson }}|{# gone #}"
+               "{{ 'h\\u00e9llo'[1] }}|{{ 'h\\u00e9llo'[:2] }}|{{ 'h\\u00e9llo'[-1] }}|{{ 'abc' | first }}"
+               "{{ 'abc' | last }}|{{ none | trim }}|{{ 5 | upper }}|{{ '\\u00c9a' | lower }}|{{ 1 == 1 == 1 }}|"
+               "{{ 1 < 2 < 2 }}|{{ [1, 'a', true, none] }}|{{ {'a': \"it's\"} }}|{{ '\\101\\012' }}|"
+               "{{ 1 in {'a': 1} }}|{{ true is number }}|{{ '=' * 3 }}{{ 2 * 'ab' }}|{{ [0] * 2 }}|"
+               "{{ 9223372036854775806 + 1 }}|{{ 'x' ~ 2 * 3 }}|{{ -7 % 2 }}|"
+               "{% for x in [1, 2, 3] %}{{ loop.previtem }}:{{ loop.nextitem }};{% endfor %}|end")
+
+# Windows line ends and a trailing newline, which jinja2 reads as \n and drops.
+CRLF = "{% for m in messages %}\r\n{{ m.role }}: {{ m.content }}\r\n{% endfor %}\r\nend\r\n"
 
 TEMPLATES = {"qwen2.5": QWEN25, "qwen2": QWEN2, "mistral": MISTRAL, "llama2": LLAMA2,
-             "layout": LAYOUT, "expressions": EXPRESSIONS}
+             "layout": LAYOUT, "expressions": EXPRESSIONS, "crlf": CRLF}
 
 USER = [{"role": "user", "content": "Hello!"}]
 SYSTEM = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello!"}]
@@ -143,6 +152,7 @@ CASES = [
     ("llama2", SYSTEM_TURNS, False, SPECIAL), ("llama2", TURNS, False, SPECIAL),
     ("layout", TURNS, True, {}), ("layout", SYSTEM, False, {}),
     ("expressions", SYSTEM_TURNS, True, {}), ("expressions", USER, False, {}),
+    ("crlf", TURNS, False, {}),
 ]
 
 

@@ -14,6 +14,8 @@
 #include "runtime/formats/Json.h"
 #include "runtime/support/Error.h"
 
+#include <unicode/unistr.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -31,6 +33,8 @@ using Json = nlohmann::ordered_json;
 /// Deeper nesting (of blocks or of expressions) is refused rather than
 /// followed down the stack.
 constexpr int kMaxDepth = 128;
+/// The longest string or list `*` may build.
+constexpr uint64_t kMaxRepeat = 1 << 24;
 
 //===----------------------------------------------------------------------===//
 // Values
@@ -74,26 +78,87 @@ std::string toJson(const Json &j) {
     std::string text = "{";
     bool first = true;
     for (const auto &[key, item] : j.items()) {
-      text += (first ? "" : ", ") + Json(key).dump() + ": " + toJson(item);
+      text += (first ? "" : ", ") + toJson(Json(key)) + ": " + toJson(item);
       first = false;
     }
     return text + "}";
   }
-  return j.dump(-1, ' ', /*ensure_ascii=*/false);
+  // Bytes that are not UTF-8 (a message cut mid-character) become U+FFFD.
+  return j.dump(-1, ' ', /*ensure_ascii=*/false,
+                Json::error_handler_t::replace);
 }
 
-/// Python's str() of a value; undefined prints as nothing.
-std::string toText(const Value &value) {
-  const Json &j = value.json;
-  if (!value.defined)
-    return "";
-  if (j.is_string())
-    return j.get<std::string>();
+/// Python's repr() of a value, as jinja2 prints lists and mappings:
+/// ['a', 1, True, None], {'k': 'v'}.
+std::string pythonRepr(const Json &j) {
+  if (j.is_string()) {
+    const std::string &text = j.get_ref<const std::string &>();
+    char quote = text.find('\'') != std::string::npos &&
+                         text.find('"') == std::string::npos
+                     ? '"'
+                     : '\'';
+    std::string out(1, quote);
+    for (unsigned char c : text) {
+      if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+        out += hex;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + quote;
+  }
   if (j.is_null())
     return "None";
   if (j.is_boolean())
     return j.get<bool>() ? "True" : "False";
+  if (j.is_array()) {
+    std::string text = "[";
+    for (size_t i = 0; i < j.size(); ++i)
+      text += (i ? ", " : "") + pythonRepr(j[i]);
+    return text + "]";
+  }
+  if (j.is_object()) {
+    std::string text = "{";
+    bool first = true;
+    for (const auto &[key, item] : j.items()) {
+      text +=
+          (first ? "" : ", ") + pythonRepr(Json(key)) + ": " + pythonRepr(item);
+      first = false;
+    }
+    return text + "}";
+  }
   return toJson(j);
+}
+
+/// Python's str() of a value; undefined prints as nothing.
+std::string toText(const Value &value) {
+  if (!value.defined)
+    return "";
+  if (value.json.is_string())
+    return value.json.get<std::string>();
+  return pythonRepr(value.json);
+}
+
+/// The byte offset of each code point of UTF-8 `text`, and its size last:
+/// Python indexes strings by code point.
+std::vector<size_t> codePointOffsets(const std::string &text) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+      offsets.push_back(i);
+  offsets.push_back(text.size());
+  return offsets;
 }
 
 /// Python's len(): code points of a string, items of a list or mapping.
@@ -324,8 +389,22 @@ std::vector<Token> tokenize(const std::string &text, const std::string &where,
           value += '\v';
           break;
         case '0':
-          value += '\0';
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7': {
+          // Python's octal escape: up to three digits.
+          uint32_t code = static_cast<uint32_t>(escaped - '0');
+          for (int k = 0; k < 2 && j + 1 < text.size() && text[j + 1] >= '0' &&
+                          text[j + 1] <= '7';
+               ++k)
+            code = code * 8 + static_cast<uint32_t>(text[++j] - '0');
+          appendUtf8(value, code);
           break;
+        }
         case 't':
           value += '\t';
           break;
@@ -392,6 +471,8 @@ struct Expr {
   std::string name; // Name, Attribute, Binary's operator, Filter, Test, Call
   std::vector<ExprPtr> operands;
   bool negated = false; // Test: `is not`
+  /// 1 + the deepest operand's: evaluation recurses this deep.
+  int depth = 1;
 };
 
 ExprPtr make(Expr::Kind kind, std::vector<ExprPtr> operands = {},
@@ -401,6 +482,8 @@ ExprPtr make(Expr::Kind kind, std::vector<ExprPtr> operands = {},
   expr->operands = std::move(operands);
   expr->name = std::move(name);
   expr->value = std::move(value);
+  for (const ExprPtr &operand : expr->operands)
+    expr->depth = std::max(expr->depth, operand->depth + 1);
   return expr;
 }
 
@@ -429,8 +512,8 @@ public:
       ExprPtr condition = orExpression();
       // Without `else`, Jinja's value is undefined.
       ExprPtr otherwise =
-          acceptName("else") ? expression() : make(Expr::Undefined);
-      return make(Expr::Conditional, {condition, value, otherwise});
+          acceptName("else") ? expression() : node(Expr::Undefined);
+      return node(Expr::Conditional, {condition, value, otherwise});
     }
     return value;
   }
@@ -469,6 +552,17 @@ public:
   }
 
 private:
+  /// make(), refusing expressions deeper than kMaxDepth (a chain such as
+  /// 1 + 1 + ... nests one level per operator).
+  ExprPtr node(Expr::Kind kind, std::vector<ExprPtr> operands = {},
+               std::string name = "", Json value = Json()) {
+    ExprPtr expr =
+        make(kind, std::move(operands), std::move(name), std::move(value));
+    if (expr->depth > kMaxDepth)
+      fail("expressions nest deeper than " + std::to_string(kMaxDepth));
+    return expr;
+  }
+
   struct Depth {
     explicit Depth(ExpressionParser &parser) : parser(parser) {
       if (++parser.depth_ > kMaxDepth)
@@ -482,23 +576,25 @@ private:
   ExprPtr orExpression() {
     ExprPtr left = andExpression();
     while (acceptName("or"))
-      left = make(Expr::Binary, {left, andExpression()}, "or");
+      left = node(Expr::Binary, {left, andExpression()}, "or");
     return left;
   }
   ExprPtr andExpression() {
     ExprPtr left = notExpression();
     while (acceptName("and"))
-      left = make(Expr::Binary, {left, notExpression()}, "and");
+      left = node(Expr::Binary, {left, notExpression()}, "and");
     return left;
   }
   ExprPtr notExpression() {
     Depth depth(*this);
     if (acceptName("not"))
-      return make(Expr::Not, {notExpression()});
+      return node(Expr::Not, {notExpression()});
     return comparison();
   }
+  /// Comparisons chain as in Python: a < b < c is a < b and b < c.
   ExprPtr comparison() {
-    ExprPtr left = concatenation();
+    ExprPtr left = sum();
+    ExprPtr chain;
     while (true) {
       std::string op;
       for (const char *candidate : {"==", "!=", "<=", ">=", "<", ">"})
@@ -515,34 +611,39 @@ private:
         op = "not in";
       }
       if (op.empty())
-        return left;
-      left = make(Expr::Binary, {left, concatenation()}, op);
+        return chain ? chain : left;
+      ExprPtr right = sum();
+      ExprPtr compared = node(Expr::Binary, {left, right}, op);
+      chain = chain ? node(Expr::Binary, {chain, compared}, "and") : compared;
+      left = right;
     }
   }
-  ExprPtr concatenation() {
-    ExprPtr left = sum();
-    while (acceptOperator("~"))
-      left = make(Expr::Binary, {left, sum()}, "~");
-    return left;
-  }
+  // Jinja's order: + and - bind less tightly than ~, which binds less
+  // tightly than * and %.
   ExprPtr sum() {
-    ExprPtr left = product();
+    ExprPtr left = concatenation();
     while (true) {
       if (acceptOperator("+"))
-        left = make(Expr::Binary, {left, product()}, "+");
+        left = node(Expr::Binary, {left, concatenation()}, "+");
       else if (acceptOperator("-"))
-        left = make(Expr::Binary, {left, product()}, "-");
+        left = node(Expr::Binary, {left, concatenation()}, "-");
       else
         return left;
     }
+  }
+  ExprPtr concatenation() {
+    ExprPtr left = product();
+    while (acceptOperator("~"))
+      left = node(Expr::Binary, {left, product()}, "~");
+    return left;
   }
   ExprPtr product() {
     ExprPtr left = unary();
     while (true) {
       if (acceptOperator("*"))
-        left = make(Expr::Binary, {left, unary()}, "*");
+        left = node(Expr::Binary, {left, unary()}, "*");
       else if (acceptOperator("%"))
-        left = make(Expr::Binary, {left, unary()}, "%");
+        left = node(Expr::Binary, {left, unary()}, "%");
       else if (peek().text == "/" || peek().text == "//" || peek().text == "**")
         fail("the operator '" + peek().text + "' is not implemented");
       else
@@ -552,7 +653,7 @@ private:
   ExprPtr unary() {
     Depth depth(*this);
     if (acceptOperator("-"))
-      return make(Expr::Negate, {unary()});
+      return node(Expr::Negate, {unary()});
     return filters(postfix(primary()));
   }
   ExprPtr primary() {
@@ -564,12 +665,12 @@ private:
       // Adjacent literals concatenate, as in Python.
       while (peek().kind == Token::String)
         text += tokens_[index_++].text;
-      return make(Expr::Literal, {}, "", Json(text));
+      return node(Expr::Literal, {}, "", Json(text));
     }
     if (token.kind == Token::Integer) {
       ++index_;
       try {
-        return make(Expr::Literal, {}, "", Json(std::stoll(token.text)));
+        return node(Expr::Literal, {}, "", Json(std::stoll(token.text)));
       } catch (const std::out_of_range &) {
         fail("the integer " + token.text + " is too large");
       }
@@ -577,18 +678,18 @@ private:
     if (token.kind == Token::Name) {
       ++index_;
       if (token.text == "true" || token.text == "True")
-        return make(Expr::Literal, {}, "", Json(true));
+        return node(Expr::Literal, {}, "", Json(true));
       if (token.text == "false" || token.text == "False")
-        return make(Expr::Literal, {}, "", Json(false));
+        return node(Expr::Literal, {}, "", Json(false));
       if (token.text == "none" || token.text == "None")
-        return make(Expr::Literal, {}, "", Json());
+        return node(Expr::Literal, {}, "", Json());
       if (acceptOperator("(")) {
         if (token.text != "raise_exception")
           fail("the function '" + token.text + "' is not implemented");
         std::vector<ExprPtr> arguments = callArguments();
-        return make(Expr::Call, std::move(arguments), token.text);
+        return node(Expr::Call, std::move(arguments), token.text);
       }
-      return make(Expr::Name, {}, token.text);
+      return node(Expr::Name, {}, token.text);
     }
     if (acceptOperator("(")) {
       ExprPtr inner = expression();
@@ -605,7 +706,7 @@ private:
         while (acceptOperator(","));
         expectOperator("]");
       }
-      return make(Expr::List, std::move(items));
+      return node(Expr::List, std::move(items));
     }
     if (acceptOperator("{")) {
       // Keys and values alternate in the operands.
@@ -618,7 +719,7 @@ private:
         } while (acceptOperator(","));
         expectOperator("}");
       }
-      return make(Expr::Dict, std::move(entries));
+      return node(Expr::Dict, std::move(entries));
     }
     fail(token.kind == Token::End ? "an expression is missing"
                                   : "unexpected '" + token.text + "'");
@@ -645,22 +746,22 @@ private:
           std::vector<ExprPtr> operands = {value};
           for (ExprPtr &argument : callArguments())
             operands.push_back(argument);
-          value = make(Expr::Method, std::move(operands), attribute);
+          value = node(Expr::Method, std::move(operands), attribute);
         } else {
-          value = make(Expr::Attribute, {value}, attribute);
+          value = node(Expr::Attribute, {value}, attribute);
         }
       } else if (acceptOperator("[")) {
-        ExprPtr none = make(Expr::Literal, {}, "", Json());
+        ExprPtr none = node(Expr::Literal, {}, "", Json());
         ExprPtr first = peek().text == ":" ? none : expression();
         if (acceptOperator(":")) {
           ExprPtr last = peek().text == "]" ? none : expression();
           if (peek().text == ":")
             fail("slices with a step are not implemented");
           expectOperator("]");
-          value = make(Expr::Slice, {value, first, last});
+          value = node(Expr::Slice, {value, first, last});
         } else {
           expectOperator("]");
-          value = make(Expr::Item, {value, first});
+          value = node(Expr::Item, {value, first});
         }
       } else if (peek().kind == Token::Operator && peek().text == "(") {
         fail("only raise_exception and string methods can be called");
@@ -677,15 +778,15 @@ private:
           fail("the filter '" + filter + "' is not implemented");
         if (acceptOperator("("))
           fail("arguments to the filter '" + filter + "' are not implemented");
-        value = make(Expr::Filter, {value}, filter);
+        value = node(Expr::Filter, {value}, filter);
       } else if (acceptName("is")) {
         bool negated = acceptName("not");
         std::string test = name();
         if (!kTests.count(test))
           fail("the test '" + test + "' is not implemented");
-        auto node = std::make_shared<Expr>(*make(Expr::Test, {value}, test));
-        node->negated = negated;
-        value = node;
+        auto tested = std::make_shared<Expr>(*node(Expr::Test, {value}, test));
+        tested->negated = negated;
+        value = tested;
       } else {
         return value;
       }
@@ -898,14 +999,21 @@ private:
     for (int64_t i = 0; i < length; ++i) {
       scopes_.emplace_back();
       scopes_.back()[node.text] = {items[i], true};
-      scopes_.back()["loop"] = {Json{{"index", i + 1},
-                                     {"index0", i},
-                                     {"revindex", length - i},
-                                     {"revindex0", length - i - 1},
-                                     {"first", i == 0},
-                                     {"last", i == length - 1},
-                                     {"length", length}},
-                                true};
+      Json loop{{"index", i + 1},
+                {"index0", i},
+                {"revindex", length - i},
+                {"revindex0", length - i - 1},
+                {"first", i == 0},
+                {"last", i == length - 1},
+                {"length", length},
+                {"depth", 1},
+                {"depth0", 0}};
+      // previtem and nextitem stay undefined at the ends, as in Jinja.
+      if (i > 0)
+        loop["previtem"] = items[i - 1];
+      if (i + 1 < length)
+        loop["nextitem"] = items[i + 1];
+      scopes_.back()["loop"] = {loop, true};
       render(node.body, out);
       scopes_.pop_back();
     }
@@ -955,7 +1063,10 @@ private:
         return undefinedValue();
       if (j.is_array())
         return {j[static_cast<size_t>(index)], true};
-      return {Json(j.get<std::string>().substr(static_cast<size_t>(index), 1)),
+      const std::string &text = j.get_ref<const std::string &>();
+      std::vector<size_t> offsets = codePointOffsets(text);
+      auto at = static_cast<size_t>(index);
+      return {Json(text.substr(offsets[at], offsets[at + 1] - offsets[at])),
               true};
     }
     return undefinedValue();
@@ -965,23 +1076,26 @@ private:
     const Json &j = container.json;
     if (!container.defined || !(j.is_array() || j.is_string()))
       fail("cannot slice " + describe(container));
-    int64_t size = static_cast<int64_t>(j.size());
-    if (j.is_string())
-      size = static_cast<int64_t>(j.get<std::string>().size());
+    int64_t size = lengthOf(container);
     auto bound = [&](const Value &value, int64_t fallback) {
-      if (value.json.is_null())
+      if (value.defined && value.json.is_null())
         return fallback;
+      if (!value.defined || !value.json.is_number_integer())
+        fail("a slice's bounds must be integers or none, not " +
+             describe(value));
       int64_t index = integerOf(value);
       if (index < 0)
         index += size;
       return std::clamp<int64_t>(index, 0, size);
     };
     int64_t begin = bound(from, 0), end = std::max(begin, bound(to, size));
-    if (j.is_string())
-      return {
-          Json(j.get<std::string>().substr(static_cast<size_t>(begin),
-                                           static_cast<size_t>(end - begin))),
-          true};
+    if (j.is_string()) {
+      const std::string &text = j.get_ref<const std::string &>();
+      std::vector<size_t> offsets = codePointOffsets(text);
+      size_t first = offsets[static_cast<size_t>(begin)],
+             last = offsets[static_cast<size_t>(end)];
+      return {Json(text.substr(first, last - first)), true};
+    }
     Json result = Json::array();
     for (int64_t i = begin; i < end; ++i)
       result.push_back(j[static_cast<size_t>(i)]);
@@ -1008,8 +1122,8 @@ private:
         found = std::any_of(y.begin(), y.end(), [&](const Json &e) {
           return equal({e, true}, a);
         });
-      else if (y.is_object() && x.is_string())
-        found = y.contains(x.get<std::string>());
+      else if (y.is_object())
+        found = x.is_string() && y.contains(x.get<std::string>());
       else if (y.is_string() && x.is_string())
         found = y.get<std::string>().find(x.get<std::string>()) !=
                 std::string::npos;
@@ -1047,20 +1161,46 @@ private:
       return {joined, true};
     }
     if (numbers) {
-      int64_t p = x.get<int64_t>(), q = y.get<int64_t>();
+      int64_t p = x.get<int64_t>(), q = y.get<int64_t>(), r = 0;
+      bool overflow = false;
       if (op == "+")
-        return {Json(p + q), true};
-      if (op == "-")
-        return {Json(p - q), true};
-      if (op == "*")
-        return {Json(p * q), true};
-      if (op == "%") {
-        if (q == 0)
-          fail("integer modulo by zero");
+        overflow = __builtin_add_overflow(p, q, &r);
+      else if (op == "-")
+        overflow = __builtin_sub_overflow(p, q, &r);
+      else if (op == "*")
+        overflow = __builtin_mul_overflow(p, q, &r);
+      else if (q == 0)
+        fail("integer modulo by zero");
+      else if (q != -1) // x % -1 is 0; C++ leaves it undefined for INT64_MIN
         // Python's: the sign of the divisor.
-        int64_t r = p % q;
-        return {Json(r != 0 && ((r < 0) != (q < 0)) ? r + q : r), true};
-      }
+        r = p % q != 0 && ((p % q < 0) != (q < 0)) ? p % q + q : p % q;
+      if (overflow)
+        fail("the integer " + op + " overflows 64 bits");
+      return {Json(r), true};
+    }
+    // Python's repetition of a string or list by a count.
+    if (op == "*" && a.defined && b.defined &&
+        ((x.is_number_integer() && (y.is_string() || y.is_array())) ||
+         (y.is_number_integer() && (x.is_string() || x.is_array())))) {
+      const Json &sequence = x.is_number_integer() ? y : x;
+      int64_t count =
+          x.is_number_integer() ? x.get<int64_t>() : y.get<int64_t>();
+      uint64_t size = sequence.is_string()
+                          ? sequence.get_ref<const std::string &>().size()
+                          : sequence.size();
+      if (count > 0 && size > 0 &&
+          static_cast<uint64_t>(count) > kMaxRepeat / size)
+        fail("a repetition of " + std::to_string(count) +
+             " copies is longer than " + std::to_string(kMaxRepeat));
+      Json result = sequence.is_string() ? Json("") : Json::array();
+      for (int64_t i = 0; i < count; ++i)
+        if (sequence.is_string())
+          result.get_ref<std::string &>() +=
+              sequence.get_ref<const std::string &>();
+        else
+          for (const Json &item : sequence)
+            result.push_back(item);
+      return {result, true};
     }
     fail("cannot apply '" + op + "' to " + describe(a) + " and " + describe(b));
   }
@@ -1082,19 +1222,28 @@ private:
       return {Json(toText(value)), true};
     if (name == "length" || name == "count")
       return {Json(lengthOf(value)), true};
-    if ((name == "first" || name == "last") && j.is_array())
-      return j.empty() ? undefinedValue()
-                       : Value{name == "first" ? j.front() : j.back(), true};
-    if (!j.is_string() || !value.defined)
-      fail("the filter '" + name + "' needs a string, not " + describe(value));
-    std::string text = j.get<std::string>();
+    if (name == "first" || name == "last") {
+      if (j.is_array())
+        return j.empty() ? undefinedValue()
+                         : Value{name == "first" ? j.front() : j.back(), true};
+      if (j.is_string() && !j.get_ref<const std::string &>().empty()) {
+        const std::string &text = j.get_ref<const std::string &>();
+        std::vector<size_t> offsets = codePointOffsets(text);
+        size_t at = name == "first" ? 0 : offsets.size() - 2;
+        return {Json(text.substr(offsets[at], offsets[at + 1] - offsets[at])),
+                true};
+      }
+      return undefinedValue();
+    }
+    // trim, lower and upper take the value's text, as Jinja's do.
+    std::string text = toText(value);
     if (name == "trim")
       return {Json(strip(text, true, true)), true};
-    for (char &c : text)
-      c = static_cast<char>(name == "lower"
-                                ? std::tolower(static_cast<unsigned char>(c))
-                                : std::toupper(static_cast<unsigned char>(c)));
-    return {Json(text), true};
+    icu::UnicodeString unicode = icu::UnicodeString::fromUTF8(text);
+    std::string converted;
+    (name == "lower" ? unicode.toLower() : unicode.toUpper())
+        .toUTF8String(converted);
+    return {Json(converted), true};
   }
 
   bool test(const std::string &name, const Value &value) {
@@ -1110,7 +1259,7 @@ private:
     if (name == "string")
       return j.is_string();
     if (name == "number")
-      return j.is_number();
+      return j.is_number() || j.is_boolean(); // Python's bool is an int
     if (name == "mapping")
       return j.is_object();
     return j.is_array() || j.is_object() || j.is_string(); // sequence, iterable
@@ -1185,7 +1334,11 @@ private:
       Value value = evaluate(*expr.operands[0]);
       if (!value.json.is_number_integer())
         fail("cannot negate " + describe(value));
-      return {Json(-value.json.get<int64_t>()), true};
+      int64_t negated = 0;
+      if (__builtin_sub_overflow(int64_t{0}, value.json.get<int64_t>(),
+                                 &negated))
+        fail("the integer - overflows 64 bits");
+      return {Json(negated), true};
     }
     case Expr::Binary: {
       Value left = evaluate(*expr.operands[0]);
@@ -1230,8 +1383,20 @@ struct ChatTemplate::Impl {
 ChatTemplate::ChatTemplate(const std::string &source, std::string where)
     : impl_(std::make_unique<Impl>()) {
   impl_->where = std::move(where);
-  impl_->nodes =
-      TemplateParser(cut(source, impl_->where), impl_->where).parse();
+  // jinja2's defaults: line ends read as \n, one trailing newline dropped.
+  std::string text;
+  text.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '\r') {
+      text += '\n';
+      i += i + 1 < source.size() && source[i + 1] == '\n';
+    } else {
+      text += source[i];
+    }
+  }
+  if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  impl_->nodes = TemplateParser(cut(text, impl_->where), impl_->where).parse();
 }
 
 ChatTemplate::ChatTemplate(ChatTemplate &&) noexcept = default;
@@ -1247,7 +1412,11 @@ ChatTemplate::render(const nlohmann::ordered_json &messages,
   all["add_generation_prompt"] = addGenerationPrompt;
   Renderer renderer(impl_->where, std::move(all));
   std::string out;
-  renderer.render(impl_->nodes, out);
+  try {
+    renderer.render(impl_->nodes, out);
+  } catch (const nlohmann::json::exception &error) {
+    throw Error(impl_->where + ": " + error.what());
+  }
   return out;
 }
 
@@ -1265,8 +1434,9 @@ TokenizerConfig loadTokenizerConfig(const std::string &path) {
       source = &*it;
     } else if (it->is_array()) {
       for (const nlohmann::json &entry : *it)
-        if (entry.is_object() && entry.value("name", "") == "default" &&
-            entry.contains("template") && entry["template"].is_string())
+        if (entry.is_object() && entry.contains("name") &&
+            entry["name"] == "default" && entry.contains("template") &&
+            entry["template"].is_string())
           source = &entry["template"];
       if (!source)
         fail("chat_template", "is a list without a \"default\" template");

@@ -9,19 +9,26 @@
 //
 // The subset:
 //  - text, {{ expression }}, {% statement %}, {# comments #}, with `-`
-//    whitespace control on either side, trim_blocks and lstrip_blocks;
+//    whitespace control on either side, trim_blocks and lstrip_blocks; line
+//    ends read as \n and one trailing newline dropped, as jinja2 does;
 //  - {% if %} / {% elif %} / {% else %} / {% endif %}; {% for x in seq %} /
-//    {% endfor %} with loop.index, index0, revindex, revindex0, first, last
-//    and length; {% set name = expression %} (local to the loop it is in);
-//  - literals (strings with escapes, integers, true / false / none in either
-//    case, lists), names, `a.b`, `a[i]`, `a[i:j]`, `not`, `and`, `or`,
-//    == != < <= > >=, `in`, `not in`, + - * % ~ and unary -, `x if c else y`;
+//    {% endfor %} with loop.index, index0, revindex, revindex0, first, last,
+//    length, previtem, nextitem, depth and depth0; {% set name = expression %}
+//    (local to the loop it is in);
+//  - literals (strings with Python's escapes, 64-bit integers, true / false
+//    / none in either case, lists, mappings), names, `a.b`, `a[i]`, `a[i:j]`
+//    (strings by code point), `not`, `and`, `or`, chained == != < <= > >=,
+//    `in`, `not in`, + - * % ~ and unary - with Jinja's precedence (integer
+//    overflow is an error), string and list repetition, `x if c else y`;
 //  - tests `is [not] defined / none / string / number / mapping / sequence`;
-//  - filters trim, tojson, length, count, lower, upper, string, first, last;
+//  - filters trim, tojson, length, count, lower, upper (Unicode, through
+//    ICU), string, first, last;
 //  - raise_exception(message) (an error naming the message) and the string
 //    methods strip(), lstrip(), rstrip(), startswith(s), endswith(s).
-// Undefined values are Jinja's: an attribute or item that is missing is
-// undefined, prints as nothing and is false.
+// Values print as Python's str() prints them (lists and mappings as
+// repr()). Undefined values are Jinja's: an attribute or item that is
+// missing is undefined, prints as nothing and is false. Blocks and
+// expressions nest at most 128 deep.
 //
 //===----------------------------------------------------------------------===//
 

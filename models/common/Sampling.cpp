@@ -173,6 +173,11 @@ void Sampler::observe(int64_t token) {
     context_.push_back(token);
 }
 
+void Sampler::resetContext() {
+  context_.clear();
+  inContext_.clear();
+}
+
 int64_t Sampler::sample(const float *logits, int64_t vocabSize) {
   const float *scores = logits;
   if (options_.repetitionPenalty != 1 && !context_.empty()) {

@@ -67,6 +67,8 @@ public:
 
   /// Adds `token` to the context (a prompt token the model read).
   void observe(int64_t token);
+  /// Empties the context (the model's cache starts over).
+  void resetContext();
   /// The next token from `logits[0, vocabSize)`, after the repetition
   /// penalty of the context; it joins the context.
   int64_t sample(const float *logits, int64_t vocabSize);

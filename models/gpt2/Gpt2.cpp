@@ -84,7 +84,9 @@ Tensor Gpt2Block::forward_cached(const Tensor &x, const Tensor &position,
 /// double so that no product of sizes overflows.
 static double approximateParameters(const Gpt2Config &config) {
   double width = static_cast<double>(config.n_embd);
-  return static_cast<double>(config.vocab_size + config.n_positions) * width +
+  return (static_cast<double>(config.vocab_size) +
+          static_cast<double>(config.n_positions)) *
+             width +
          static_cast<double>(config.n_layer) * 12 * width * width;
 }
 

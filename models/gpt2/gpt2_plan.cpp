@@ -58,8 +58,8 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string> cudaArch(
     "cuda-arch", llvm::cl::init("sm_90"),
     llvm::cl::desc("cuda: the chips to compile kernels for, e.g. "
-                   "sm_80,sm_89,sm_90 (a cubin each, and the newest one's "
-                   "PTX for later chips)"));
+                   "sm_80,sm_89,sm_90 (a cubin each, and the oldest one's "
+                   "PTX for later chips), or native (this machine's GPU)"));
 static llvm::cl::opt<std::string>
     lossScale("loss-scale", llvm::cl::init("none"),
               llvm::cl::desc("none, or dynamic (GradScaler semantics in the "

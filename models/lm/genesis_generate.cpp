@@ -297,6 +297,7 @@ public:
                   "starting a new one]\n",
                   static_cast<long long>(session_.maxLength()));
       session_.reset();
+      sampler_.resetContext();
       ids = turn(message, /*first=*/true);
       if (static_cast<int64_t>(ids.size()) + 1 > session_.maxLength())
         throw Error("the message needs " + std::to_string(ids.size()) +
@@ -333,39 +334,48 @@ private:
   /// cache is restarted when the rendering changed earlier tokens, or the
   /// conversation no longer fits).
   void replyWithTemplate(const std::string &message) {
+    // A turn that fails (a template error, a device error) leaves the
+    // conversation as it was, so the next turn renders the same history.
     nlohmann::ordered_json before = messages_;
-    std::vector<int64_t> ids = renderWith(message);
-    if (ids.size() + 1 > static_cast<size_t>(session_.maxLength())) {
-      std::printf("[the conversation fills the KV cache (%lld positions): "
-                  "starting a new one]\n",
-                  static_cast<long long>(session_.maxLength()));
-      messages_ = nlohmann::ordered_json::array();
-      ids = renderWith(message);
+    try {
+      std::vector<int64_t> ids = renderWith(message);
       if (ids.size() + 1 > static_cast<size_t>(session_.maxLength())) {
-        messages_ = before;
-        throw Error("the message needs " + std::to_string(ids.size()) +
-                    " tokens, more than the KV cache's " +
-                    std::to_string(session_.maxLength()) + " positions allow");
+        std::printf("[the conversation fills the KV cache (%lld positions): "
+                    "starting a new one]\n",
+                    static_cast<long long>(session_.maxLength()));
+        messages_ = nlohmann::ordered_json::array();
+        ids = renderWith(message);
+        if (ids.size() + 1 > static_cast<size_t>(session_.maxLength()))
+          throw Error("the message needs " + std::to_string(ids.size()) +
+                      " tokens, more than the KV cache's " +
+                      std::to_string(session_.maxLength()) +
+                      " positions allow");
       }
+      bool cached = cached_.size() < ids.size() &&
+                    std::equal(cached_.begin(), cached_.end(), ids.begin());
+      if (!cached ||
+          static_cast<size_t>(session_.position()) != cached_.size()) {
+        // The cache, and the repetition penalty's context, start over.
+        session_.reset();
+        sampler_.resetContext();
+        cached_.clear();
+      }
+      std::vector<int64_t> fresh(
+          ids.begin() + static_cast<int64_t>(cached_.size()), ids.end());
+      lm::GenerationResult result = run(fresh);
+      // The cache holds the prompt and every new token but the last.
+      cached_ = ids;
+      cached_.insert(cached_.end(), result.tokens.begin(),
+                     result.tokens.end() - 1);
+      std::vector<int64_t> replyTokens = result.tokens;
+      if (result.stopReason == lm::StopReason::StopToken)
+        replyTokens.pop_back();
+      messages_.push_back(
+          {{"role", "assistant"}, {"content", tokenizer_.decode(replyTokens)}});
+    } catch (...) {
+      messages_ = std::move(before);
+      throw;
     }
-    bool cached = cached_.size() < ids.size() &&
-                  std::equal(cached_.begin(), cached_.end(), ids.begin());
-    if (!cached || static_cast<size_t>(session_.position()) != cached_.size()) {
-      session_.reset();
-      cached_.clear();
-    }
-    std::vector<int64_t> fresh(
-        ids.begin() + static_cast<int64_t>(cached_.size()), ids.end());
-    lm::GenerationResult result = run(fresh);
-    // The cache holds the prompt and every new token but the last.
-    cached_ = ids;
-    cached_.insert(cached_.end(), result.tokens.begin(),
-                   result.tokens.end() - 1);
-    std::vector<int64_t> replyTokens = result.tokens;
-    if (result.stopReason == lm::StopReason::StopToken)
-      replyTokens.pop_back();
-    messages_.push_back(
-        {{"role", "assistant"}, {"content", tokenizer_.decode(replyTokens)}});
   }
 
   /// The tokens of one chat turn: what the last reply left out of the cache
@@ -549,8 +559,8 @@ void compileAndRun() {
       target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
   options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
   // Kernels for the GPU here, which runs the plan.
-  if (std::optional<uint32_t> chip = cudaDeviceChip(); chip && cuda)
-    options.cudaChips = {*chip};
+  if (cuda)
+    options.cudaChips = parseCudaArchs("native");
   start = Clock::now();
   std::vector<uint8_t> bytes = lm::compileGeneration(*lm, shape, options);
   std::fprintf(stderr,

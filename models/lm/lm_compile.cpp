@@ -74,8 +74,8 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string> cudaArch(
     "cuda-arch", llvm::cl::init("sm_90"),
     llvm::cl::desc("cuda: the chips to compile kernels for, e.g. "
-                   "sm_80,sm_89,sm_90 (a cubin each, and the newest one's "
-                   "PTX for later chips)"));
+                   "sm_80,sm_89,sm_90 (a cubin each, and the oldest one's "
+                   "PTX for later chips), or native (this machine's GPU)"));
 static llvm::cl::opt<bool>
     allowTf32("tf32", llvm::cl::init(false),
               llvm::cl::desc("cuda: let f32 GEMMs use TF32 tensor cores"));

@@ -333,10 +333,9 @@ void runCompiler(const Flags &flags, const std::string &target, int64_t vocab) {
                "--out=" + flags.outputDir});
   if (flags.tf32)
     args.emplace_back("--tf32");
-  // Kernels for the GPU here, which runs the plan (lm-compile's sm_90 where
-  // there is none).
-  if (std::optional<uint32_t> chip = cudaDeviceChip(); chip && target == "cuda")
-    args.push_back("--cuda-arch=sm_" + std::to_string(*chip));
+  // Kernels for the GPU here, which runs the plan.
+  if (target == "cuda")
+    args.emplace_back("--cuda-arch=native");
   if (!flags.memoryBudget.empty())
     args.push_back("--memory-budget=" + flags.memoryBudget);
   std::vector<char *> argv;

@@ -4,10 +4,8 @@
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "frontend/Trace.h"
 #include "passes/Passes.h"
-#include "runtime/session/Session.h"
 
 #include <iostream>
-#include <optional>
 
 namespace genesis::models {
 
@@ -36,9 +34,8 @@ std::vector<uint8_t> compileMlpTrainingPlan(nn::Sequential &model,
   PlanOptions planOptions;
   planOptions.target = target;
   // Kernels for the GPU here, if any, which mlp-fashion-mnist runs them on.
-  if (std::optional<uint32_t> chip = cudaDeviceChip();
-      chip && target == plan::Target::Cuda)
-    planOptions.cudaChips = {*chip};
+  if (target == plan::Target::Cuda)
+    planOptions.cudaChips = parseCudaArchs("native");
   mlir::FailureOr<std::vector<uint8_t>> plan =
       compilePlan(trace.module(), {"train_step", "loss"}, planOptions);
   if (mlir::failed(plan))

@@ -11,6 +11,7 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "passes/Conversion/CudaKernels.h"
 #include "passes/Passes.h"
+#include "runtime/session/Session.h"
 #include "runtime/support/Error.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -90,6 +91,17 @@ std::string supportedChipList() {
 }
 
 std::vector<uint32_t> parseCudaArchs(const std::string &value) {
+  // "native": the GPU of this machine, through the newest supported chip
+  // not above it (its PTX runs on later chips); sm_90 without a GPU, or
+  // with one older than every supported chip (the session then names it).
+  if (value == "native") {
+    std::optional<uint32_t> device = cudaDeviceChip();
+    uint32_t chosen = 90;
+    for (uint32_t chip : kSupportedChips)
+      if (device && chip <= *device)
+        chosen = chip;
+    return {device && *device >= kSupportedChips[0] ? chosen : 90u};
+  }
   std::vector<uint32_t> chips;
   llvm::SmallVector<llvm::StringRef> names;
   llvm::StringRef(value).split(names, ',');
@@ -99,7 +111,8 @@ std::vector<uint32_t> parseCudaArchs(const std::string &value) {
     if (!digits.consume_front("sm_") || digits.getAsInteger(10, chip) ||
         !isSupportedChip(chip))
       throw Error("--cuda-arch: '" + name.str() +
-                  "' is not a supported chip (" + supportedChipList() + ")");
+                  "' is not a supported chip (" + supportedChipList() +
+                  ") nor native");
     chips.push_back(chip);
   }
   llvm::sort(chips);
@@ -310,7 +323,8 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
       return failure();
     images.cubins.push_back({chip, std::move(*cubin)});
   }
-  images.ptx = {chips.back(), std::move(ptx->back())};
+  // The oldest chip's PTX: the driver compiles it for any later chip.
+  images.ptx = {chips.front(), std::move(ptx->front())};
   return images;
 }
 

@@ -43,7 +43,7 @@ struct KernelImage {
 };
 
 /// The builds of one kernel module: a cubin per chip, and the PTX of the
-/// newest chip, which the driver compiles for chips newer still.
+/// oldest chip, which the driver compiles for any later chip.
 struct KernelImages {
   std::vector<KernelImage> cubins;
   KernelImage ptx;

@@ -55,7 +55,7 @@ TEST(ChatTemplate, RendersWhatJinja2Renders) {
   std::ifstream file(GENESIS_TEST_DATA_DIR "/chat/goldens.json");
   ASSERT_TRUE(file) << "missing tests/data/chat/goldens.json";
   nlohmann::ordered_json goldens = nlohmann::ordered_json::parse(file);
-  ASSERT_GE(goldens["cases"].size(), 18u);
+  ASSERT_GE(goldens["cases"].size(), 19u);
   for (const nlohmann::ordered_json &golden : goldens["cases"]) {
     std::string name = golden["template"].get<std::string>();
     SCOPED_TRACE(name + " " + golden["messages"].dump());
@@ -102,9 +102,15 @@ TEST(ChatTemplate, TemplatesOutsideTheSubsetAreRefusedWhenRead) {
     std::string message = parseError(source);
     EXPECT_NE(message.find(error), std::string::npos) << message;
   }
-  // Nesting is bounded, not followed down the stack.
+  // Nesting is bounded, not followed down the stack: parentheses, and
+  // chains of operators, which nest one level each.
   std::string deep(100000, '(');
   EXPECT_NE(parseError("{{ " + deep + " }}").find("nest deeper than 128"),
+            std::string::npos);
+  std::string chain = "1";
+  for (int i = 0; i < 200000; ++i)
+    chain += "+1";
+  EXPECT_NE(parseError("{{ " + chain + " }}").find("nest deeper than 128"),
             std::string::npos);
   std::string blocks;
   for (int i = 0; i < 1000; ++i)
@@ -135,6 +141,40 @@ TEST(ChatTemplate, RenderErrorsNameTheLine) {
   ChatTemplate modulo("{{ 3 % 0 }}", "m");
   EXPECT_EQ(errorOf([&] { modulo.render(kUser, false); }),
             "m: line 1: integer modulo by zero");
+  // 64-bit integers: overflow is an error (jinja2 has big integers), and
+  // x % -1 is 0 even for the smallest x.
+  for (const char *overflow :
+       {"{{ 9223372036854775807 + 1 }}", "{{ -9223372036854775807 - 2 }}",
+        "{{ 4611686018427387904 * 2 }}", "{{ -(-9223372036854775807 - 1) }}"})
+    EXPECT_NE(errorOf([&] {
+                ChatTemplate(overflow, "o").render(kUser, false);
+              }).find("overflows 64 bits"),
+              std::string::npos)
+        << overflow;
+  EXPECT_EQ(ChatTemplate("{{ (-9223372036854775807 - 1) % -1 }}", "m")
+                .render(kUser, false),
+            "0");
+  // Jinja's precedence: + binds less tightly than ~, so 'x' ~ 1 + 2 adds a
+  // number to a string (jinja2: TypeError).
+  EXPECT_EQ(errorOf([] {
+              ChatTemplate("{{ 'x' ~ 1 + 2 }}", "p").render(kUser, false);
+            }),
+            "p: line 1: cannot apply '+' to a string and a number");
+  EXPECT_NE(errorOf([] {
+              ChatTemplate("{{ 'ab' * 100000000 }}", "r").render(kUser, false);
+            }).find("is longer than"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] {
+              ChatTemplate("{{ 'abc'[:x] }}", "s").render(kUser, false);
+            }).find("a slice's bounds must be integers or none"),
+            std::string::npos);
+  // Bytes that are not UTF-8 (a message cut mid-character) are replaced in
+  // tojson, never thrown past the caller.
+  auto cut = nlohmann::ordered_json::array(
+      {{{"role", "user"}, {"content", std::string("caf\xc3")}}});
+  EXPECT_EQ(ChatTemplate("{{ messages[0].content | tojson }}", "j")
+                .render(cut, false),
+            "\"caf\xef\xbf\xbd\"");
 }
 
 TEST(ChatTemplate, TokenizerConfigs) {
