@@ -7,16 +7,26 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <cstdint>
 #include <string>
 
 namespace genesis {
 
-/// Throws genesis::Error when `path` cannot hold a source that fits in
-/// memory: a directory, a device or socket (`/dev/zero` never ends), or a
-/// file larger than the machine's memory. "-" (standard input) is refused
-/// only when it is such a device and not a terminal. Other problems (a
-/// missing file, no permission) are left to the reader, which names them.
-void checkSourceFile(const std::string &path);
+/// The largest source the tools read. MLIR reads a source whole and the
+/// parsed IR takes several times its text, so a limit must hold before any
+/// byte is read; Genesis sources keep weights out of the text, so real ones
+/// are far smaller.
+constexpr uint64_t kMaxSourceBytes = uint64_t(1) << 31;
+
+/// The path through which `path` can be read whole and safely, or throws
+/// genesis::Error: a directory, a device or a socket (`/dev/zero` never ends)
+/// is refused, and so is a file of more than kMaxSourceBytes. A pipe
+/// (standard input or a FIFO), whose size cannot be known, is read here into
+/// memory, at most kMaxSourceBytes (more is refused), and the path returned
+/// reads that copy: "-" again for standard input, which now holds it. A
+/// terminal on standard input is left as it is. Other problems (a missing
+/// file, no permission) are left to the reader, which names them.
+std::string readableSourcePath(const std::string &path);
 
 /// Parses and verifies a .mlir file with the genesis and func dialects;
 /// throws genesis::Error with the first diagnostic ("file:line:col: ...").

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
       argc, argv, "Genesis optimizer driver\n", registry);
   // MLIR reads its input whole: refuse what never ends or cannot fit first.
   try {
-    genesis::checkSourceFile(input);
+    input = genesis::readableSourcePath(input);
   } catch (const genesis::Error &error) {
     llvm::errs() << "genesis-opt: error: " << error.what() << "\n";
     return 1;
