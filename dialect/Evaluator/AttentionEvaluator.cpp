@@ -37,7 +37,9 @@ struct Problem {
   }
 
   /// Scores of query row `row` (of head h) against the keys at `kvBase`;
-  /// minus infinity where the key is hidden. Returns the row's maximum.
+  /// minus infinity where the key is hidden. Returns the row's maximum: NaN
+  /// when a score is NaN, so that NaN propagates as in PyTorch rather than
+  /// reading as a row whose every key is hidden.
   double scores(int64_t row, int64_t i, int64_t kvBase,
                 std::vector<double> &out) const {
     double max = -INFINITY;
@@ -49,7 +51,8 @@ struct Problem {
           score += q[row * d + c] * k[(kvBase + j) * d + c];
         out[j] = score * scale + (mask.empty() ? 0.0 : mask[row * t + j]);
       }
-      max = std::max(max, out[j]);
+      max = std::isnan(max) || std::isnan(out[j]) ? NAN
+                                                  : std::max(max, out[j]);
     }
     return max;
   }
@@ -77,10 +80,11 @@ void evaluateAttention(const AttentionInputs &inputs, HostArray &out,
               acc[c] += weight * p.v[(kvBase + j) * p.dv + c];
           }
         }
+        bool hidden = max == -INFINITY; // every key hidden: the output is 0
         for (int64_t c = 0; c < p.dv; ++c)
-          out.setDouble(row * p.dv + c, sum > 0 ? acc[c] / sum : 0.0);
+          out.setDouble(row * p.dv + c, hidden ? 0.0 : acc[c] / sum);
         if (logSumExp)
-          logSumExp->setDouble(row, sum > 0 ? max + std::log(sum) : -INFINITY);
+          logSumExp->setDouble(row, hidden ? -INFINITY : max + std::log(sum));
       }
     }
 }

@@ -79,10 +79,6 @@ struct KernelMath {
   mlir::Value icmp(mlir::arith::CmpIPredicate p, mlir::Value x, mlir::Value y) {
     return mlir::arith::CmpIOp::create(b, loc, p, x, y);
   }
-  /// std::max(acc, x) = acc < x ? x : acc (a NaN x is skipped, as there).
-  mlir::Value stdMax(mlir::Value acc, mlir::Value x) {
-    return select(fcmp(mlir::arith::CmpFPredicate::OLT, acc, x), x, acc);
-  }
   mlir::Value iadd(mlir::Value x, mlir::Value y) {
     return mlir::arith::AddIOp::create(b, loc, x, y);
   }

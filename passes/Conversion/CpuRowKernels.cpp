@@ -269,17 +269,18 @@ LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
                            Value sc = a.score(jB, bi, h, kvh, i, j);
                            memref::StoreOp::create(jB, loc, sc, scores,
                                                    ValueRange{j});
-                           return SmallVector<Value>{g.stdMax(acc[0], sc)};
+                           return SmallVector<Value>{g.max(acc[0], sc)};
                          })[0];
-                // With max = -inf every p is NaN and so is sum: the row is
-                // written 0.
+                // With max = -inf (every key hidden) every p is NaN and so
+                // is sum: the row is written 0. A NaN score makes max NaN,
+                // and the row NaN, as in PyTorch.
                 Value sum = sumOver(rowB, loc, a.t, [&](Emit &g, Value j) {
                   Value p = g.exp(g.sub(g.load(scores, ValueRange{j}), max));
                   memref::StoreOp::create(g.b, loc, p, scores, ValueRange{j});
                   return p;
                 });
-                Value positive =
-                    r.fcmp(arith::CmpFPredicate::OGT, sum, r.c(0.0));
+                Value visible =
+                    r.fcmp(arith::CmpFPredicate::UNE, max, r.c(-INFINITY));
                 loop(
                     rowB, loc, a.dv, ValueRange(),
                     [&](OpBuilder &cB, Value c, ValueRange) {
@@ -288,7 +289,7 @@ LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
                         return e2.mul(e2.load(scores, ValueRange{j}),
                                       e2.load(a.v, ValueRange{bi, kvh, j, c}));
                       });
-                      g.store(g.select(positive, g.div(acc, sum), g.c(0.0)),
+                      g.store(g.select(visible, g.div(acc, sum), g.c(0.0)),
                               out, ValueRange{bi, h, i, c});
                       return SmallVector<Value>();
                     });
@@ -346,10 +347,10 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, func::FuncOp kernel) {
                                Value sc = a.score(jB, bi, h, kvh, i, j);
                                memref::StoreOp::create(jB, loc, sc, tmp,
                                                        ValueRange{j});
-                               return SmallVector<Value>{x.stdMax(acc[0], sc)};
+                               return SmallVector<Value>{x.max(acc[0], sc)};
                              })[0];
                     Value valid =
-                        g.fcmp(arith::CmpFPredicate::ONE, max, g.c(-INFINITY));
+                        g.fcmp(arith::CmpFPredicate::UNE, max, g.c(-INFINITY));
                     Value total = sumOver(rB, loc, a.t, [&](Emit &x, Value j) {
                       Value p = x.exp(x.sub(x.load(tmp, ValueRange{j}), max));
                       memref::StoreOp::create(x.b, loc, p, tmp, ValueRange{j});
@@ -413,7 +414,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, func::FuncOp kernel) {
                            Value h = g.iadd(firstHead, g.idiv(r, sIndex)),
                                  i = g.irem(r, sIndex);
                            Value max = g.load(rowMax, ValueRange{r});
-                           Value valid = g.fcmp(arith::CmpFPredicate::ONE, max,
+                           Value valid = g.fcmp(arith::CmpFPredicate::UNE, max,
                                                 g.c(-INFINITY));
                            Value p = g.div(
                                g.exp(g.sub(a.score(rB, bi, h, kvh, i, j), max)),

@@ -844,8 +844,15 @@ private:
   }
 };
 
-std::string valueReference(const Graph &graph, int v) {
+bool perturbable(const GraphValue &value) {
+  return value.node >= 0 && value.type.isFloat() && !value.type.fixed;
+}
+
+/// How value `v` is named where it is used: `%p<v>` once perturbed.
+std::string valueReference(const Graph &graph, int v, bool perturb = false) {
   const GraphValue &value = graph.values[v];
+  if (perturb && perturbable(value))
+    return "%p" + std::to_string(v);
   if (value.node < 0)
     return "%v" + std::to_string(v);
   const GraphNode &node = graph.nodes[value.node];
@@ -856,16 +863,23 @@ std::string valueReference(const Graph &graph, int v) {
 }
 
 std::string argumentList(const Graph &graph, const std::string &name,
-                         bool widen) {
+                         bool widen, bool perturb = false) {
   std::string list;
+  auto add = [&](const std::string &prefix, int v) {
+    list += std::string(list.empty() ? "" : ", ") + "%" + prefix +
+            std::to_string(v) + ": " + graph.values[v].type.str(widen) +
+            " {genesis.name = \"" + name + "." + prefix + std::to_string(v) +
+            "\", genesis.role = \"input\"}";
+  };
   for (int v : graph.arguments())
-    list += std::string(list.empty() ? "" : ", ") + "%v" + std::to_string(v) +
-            ": " + graph.values[v].type.str(widen) + " {genesis.name = \"" +
-            name + ".v" + std::to_string(v) + "\", genesis.role = \"input\"}";
+    add("v", v);
+  if (perturb)
+    for (int v : graph.perturbedValues())
+      add("e", v);
   return list;
 }
 
-std::string body(const Graph &graph, bool widen) {
+std::string body(const Graph &graph, bool widen, bool perturb = false) {
   std::string text;
   for (const GraphNode &node : graph.nodes) {
     std::string line = "  %v" + std::to_string(node.results.front());
@@ -884,13 +898,19 @@ std::string body(const Graph &graph, bool widen) {
              std::isdigit(static_cast<unsigned char>(node.text[i + 1])))
         k = 10 * k + (node.text[++i] - '0');
       if (c == '$')
-        line += valueReference(graph, node.operands.at(k));
+        line += valueReference(graph, node.operands.at(k), perturb);
       else if (c == '#')
         line += graph.values[node.operands.at(k)].type.str(widen);
       else
         line += graph.values[node.results.at(k)].type.str(widen);
     }
     text += line + "\n";
+    if (perturb)
+      for (int r : node.results)
+        if (perturbable(graph.values[r]))
+          text += "  %p" + std::to_string(r) + " = genesis.mul " +
+                  valueReference(graph, r) + ", %e" + std::to_string(r) +
+                  " : " + graph.values[r].type.str(true) + "\n";
   }
   return text;
 }
@@ -911,15 +931,27 @@ std::vector<int> Graph::arguments() const {
   return list;
 }
 
-std::string Graph::render(const std::string &name, bool widen) const {
+std::string Graph::render(const std::string &name, bool widen,
+                          bool perturb) const {
+  widen = widen || perturb;
   std::string results, uses;
   for (size_t i = 0; i < outputs.size(); ++i) {
     results += (i ? ", " : "") + values[outputs[i]].type.str(widen);
-    uses += (i ? ", " : "") + valueReference(*this, outputs[i]);
+    uses += (i ? ", " : "") + valueReference(*this, outputs[i], perturb);
   }
-  return "func.func @" + name + "(" + argumentList(*this, name, widen) +
-         ") -> (" + results + ") {\n" + body(*this, widen) + "  return " +
-         uses + " : " + results + "\n}\n";
+  return "func.func @" + name + "(" +
+         argumentList(*this, name, widen, perturb) + ") -> (" + results +
+         ") {\n" + body(*this, widen, perturb) + "  return " + uses + " : " +
+         results + "\n}\n";
+}
+
+std::vector<int> Graph::perturbedValues() const {
+  std::vector<int> list;
+  for (const GraphNode &node : nodes)
+    for (int r : node.results)
+      if (perturbable(values[r]))
+        list.push_back(r);
+  return list;
 }
 
 bool Graph::hasFloatOutput() const {
@@ -1089,6 +1121,19 @@ HostArray randomInput(const GraphValue &value, uint64_t seed) {
       break;
     }
   }
+  return array;
+}
+
+HostArray perturbation(const GraphValue &value, uint64_t seed) {
+  const std::string &element = value.type.element;
+  double roundoff = element == "bf16"  ? std::ldexp(1.0, -8)
+                    : element == "f16" ? std::ldexp(1.0, -11)
+                    : element == "f32" ? std::ldexp(1.0, -24)
+                                       : std::ldexp(1.0, -53);
+  HostArray array(DType::F64, value.type.shape);
+  Generator generator(seed);
+  for (int64_t i = 0; i < array.numel(); ++i)
+    array.setDouble(i, 1 + (2 * generator.uniform() - 1) * roundoff);
   return array;
 }
 

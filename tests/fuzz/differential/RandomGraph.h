@@ -72,7 +72,18 @@ struct Graph {
   std::vector<int> arguments() const;
   /// `func.func @name(...)`: every argument named `<name>.<value>` with the
   /// input role so that a plan holding several graphs keeps them apart.
-  std::string render(const std::string &name, bool widen) const;
+  /// With `perturb` (widened), every value of perturbedValues() is
+  /// multiplied as soon as it is computed by an extra argument `%e<value>`
+  /// (after the others, in that order): fed perturbation()s, the function
+  /// models an implementation that rounds each op's result differently, so
+  /// its distance from the plain widened graph measures how much the graph
+  /// amplifies rounding inside ops (stochastic arithmetic, as CADNA and
+  /// Verificarlo do).
+  std::string render(const std::string &name, bool widen,
+                     bool perturb = false) const;
+  /// The node results render(..., perturb = true) perturbs: those of float
+  /// types that widen.
+  std::vector<int> perturbedValues() const;
   /// `@name` returning the scalar loss sum_r sum(output_r * weight_r) over
   /// the floating-point outputs, weights being extra arguments (the graph
   /// widened); empty when no output is floating-point.
@@ -106,6 +117,10 @@ Graph randomGraph(uint64_t seed, const GraphOptions &options = {});
 
 /// Random values for `value` (as its Fill says) in its own dtype.
 HostArray randomInput(const GraphValue &value, uint64_t seed);
+
+/// Factors 1 + u * (unit roundoff of `value`'s element type), u uniform in
+/// [-1, 1), in f64: one rounding's worth of relative error per element.
+HostArray perturbation(const GraphValue &value, uint64_t seed);
 
 } // namespace genesis::fuzz
 

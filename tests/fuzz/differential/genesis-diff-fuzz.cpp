@@ -16,11 +16,16 @@
 // dropped) to a minimal reproducer written to --out.
 //
 // Tolerances (|compiled - evaluator| per element):
-//   f32: 1e-5 * max(1, |e|) + 8 * |e - e64|, where e64 is the widened
-//        graph's value: the compiled code may round differently from the
-//        evaluator (fused ops, f32 accumulation, libm), and an
-//        ill-conditioned graph amplifies any rounding, which |e - e64|
-//        measures for the evaluator's own f32 rounding;
+//   f32: 1e-5 * max(1, |e|) + 8 * |e - e64| + 8 * |e64 - p64|, where e64
+//        is the widened graph's value and p64 the perturbed graph's (the
+//        widened graph with each op's result multiplied by a random
+//        1 +- one unit roundoff of its type): the compiled code may round
+//        differently from the evaluator (fused ops, f32 accumulation, the
+//        order of a GEMM's sums, libm), and an ill-conditioned graph
+//        amplifies any rounding, which |e - e64| measures for the
+//        evaluator's own f32 rounding and |e64 - p64| for rounding inside
+//        ops (a layer norm of GEMM columns that are equal in exact
+//        arithmetic but not in every GEMM's);
 //   graphs holding bf16/f16 values: 1e-2 / 2e-3 in place of 1e-5 (the
 //        budget is the least precise float type's, wherever it is);
 //   f64 (widened graph and gradient): 1e-8 * max(1, |e|);
@@ -97,7 +102,7 @@ struct Statistics {
   int64_t graphs = 0, ops = 0, compiledFunctions = 0, gradients = 0,
           gradientElements = 0, kinks = 0, uncheckedIntegers = 0,
           borderline = 0, cudaCases = 0, cudaRefused = 0, rematPlans = 0,
-          rematUnfit = 0, recomputations = 0;
+          rematUnfit = 0, recomputations = 0, unperturbed = 0;
   std::map<std::string, int64_t> opCounts;
 };
 
@@ -161,9 +166,11 @@ std::string describe(double got, double want, int64_t i) {
 }
 
 /// Compares `got` (compiled) with `want` (evaluator) as the header states;
-/// `reference` is the widened graph's value, if any.
+/// `reference` is the widened graph's value and `perturbed` the perturbed
+/// graph's, if any.
 std::optional<std::string> compare(const HostArray &got, const HostArray &want,
                                    const HostArray *reference,
+                                   const HostArray *perturbed,
                                    bool exactIntegers, double base,
                                    Statistics &stats) {
   if (!got.sameTypeAs(want))
@@ -185,10 +192,12 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
   for (int64_t i = 0; i < want.numel(); ++i) {
     double a = got.getDouble(i), b = want.getDouble(i);
     double r = reference ? reference->getDouble(i) : b;
+    double p = perturbed ? perturbed->getDouble(i) : r;
     if (!std::isfinite(a) || !std::isfinite(b)) {
       bool same = (std::isnan(a) && std::isnan(b)) || a == b;
       bool referenceDiffers =
-          std::isnan(r) != std::isnan(b) || std::isinf(r) != std::isinf(b);
+          std::isnan(r) != std::isnan(b) || std::isinf(r) != std::isinf(b) ||
+          std::isnan(p) != std::isnan(b) || std::isinf(p) != std::isinf(b);
       if (same)
         continue;
       if (referenceDiffers) {
@@ -197,8 +206,11 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
       }
       return describe(a, b, i);
     }
-    double tolerance = base * std::max(1.0, std::fabs(b)) +
-                       (std::isfinite(r) ? 8 * std::fabs(b - r) : INFINITY);
+    double tolerance =
+        base * std::max(1.0, std::fabs(b)) +
+        (std::isfinite(r) && std::isfinite(p)
+             ? 8 * std::fabs(b - r) + 8 * std::fabs(r - p)
+             : INFINITY);
     if (std::fabs(a - b) > tolerance)
       return describe(a, b, i);
   }
@@ -223,6 +235,9 @@ struct Entry {
   std::string name;
   std::vector<HostArray> inputs, wideInputs, lossInputs;
   std::vector<HostArray> expected, expectedWide, expectedGradient;
+  /// The perturbed graph's results; empty if its evaluation failed (a
+  /// perturbation that moves a value out of an op's domain).
+  std::vector<HostArray> expectedPerturbed;
   bool hasGradient = false;
   std::optional<Failure> failure;
 };
@@ -243,6 +258,7 @@ public:
       entries[i].name = "g" + std::to_string(i);
       text += graphs[i].render(entries[i].name + "_f", false) +
               graphs[i].render(entries[i].name + "_d", true) +
+              graphs[i].render(entries[i].name + "_p", true, true) +
               graphs[i].renderLoss(entries[i].name + "_l");
     }
     // A crash leaves the functions it was running behind.
@@ -284,6 +300,15 @@ public:
       } catch (const Error &error) {
         e.failure = Failure{"evaluator", error.what()};
         continue;
+      }
+      std::vector<HostArray> noisyInputs = e.wideInputs;
+      for (int v : graph.perturbedValues())
+        noisyInputs.push_back(
+            perturbation(graph.values[v], mix(graphSeed, 2000000 + v)));
+      try {
+        e.expectedPerturbed = evaluate(lookup(e.name + "_p"), noisyInputs);
+      } catch (const Error &) {
+        ++stats.unperturbed;
       }
       functions.push_back(e.name + "_f");
       functions.push_back(e.name + "_d");
@@ -333,17 +358,21 @@ public:
       auto check = [&](const std::string &function,
                        const std::vector<HostArray> &inputs,
                        const std::vector<HostArray> &expected,
-                       const std::vector<HostArray> *reference, bool wide) {
+                       const std::vector<HostArray> *reference,
+                       const std::vector<HostArray> *perturbed, bool wide) {
         return runAndCompare(*session, lookup(function), function, e, inputs,
-                             expected, reference, wide);
+                             expected, reference, perturbed, wide);
       };
       std::optional<Failure> f =
-          check(e.name + "_f", e.inputs, e.expected, &e.expectedWide, false);
+          check(e.name + "_f", e.inputs, e.expected, &e.expectedWide,
+                e.expectedPerturbed.empty() ? nullptr : &e.expectedPerturbed,
+                false);
       if (!f)
-        f = check(e.name + "_d", e.wideInputs, e.expectedWide, nullptr, true);
+        f = check(e.name + "_d", e.wideInputs, e.expectedWide, nullptr, nullptr,
+                  true);
       if (!f && e.hasGradient)
         f = check(e.name + "_l_grad", e.lossInputs, e.expectedGradient, nullptr,
-                  true);
+                  nullptr, true);
       if (!f && e.hasGradient && options.remat)
         f = checkRemat(*module, e);
       if (f) {
@@ -357,13 +386,14 @@ public:
 
   /// Runs `function` (`op`) of entry `e`'s plan and compares each result
   /// with `expected`: `wide` (f64) results within 1e-8, else the graph's
-  /// budget with `reference` as the precision reference.
+  /// budget with `reference` and `perturbed` as the precision references.
   std::optional<Failure> runAndCompare(Session &session, mlir::func::FuncOp op,
                                        const std::string &function,
                                        const Entry &e,
                                        const std::vector<HostArray> &inputs,
                                        const std::vector<HostArray> &expected,
                                        const std::vector<HostArray> *reference,
+                                       const std::vector<HostArray> *perturbed,
                                        bool wide) {
     std::map<std::string, HostArray> feed;
     std::vector<std::string> names = argumentNames(op);
@@ -384,7 +414,8 @@ public:
                    !e.graph->dependsOnFloat(e.graph->outputs[r]);
       if (std::optional<std::string> problem =
               compare(found->second, expected[r],
-                      reference ? &(*reference)[r] : nullptr, exact,
+                      reference ? &(*reference)[r] : nullptr,
+                      perturbed ? &(*perturbed)[r] : nullptr, exact,
                       wide ? 1e-8 : relativeBudget(*e.graph), stats))
         return Failure{wide ? "mismatch-f64" : "mismatch",
                        function + " result " + std::to_string(r) + ": " +
@@ -434,7 +465,7 @@ public:
     }
     std::optional<Failure> failure = runAndCompare(
         *session, module.lookupSymbol<mlir::func::FuncOp>(function), function,
-        e, e.lossInputs, e.expectedGradient, nullptr, true);
+        e, e.lossInputs, e.expectedGradient, nullptr, nullptr, true);
     if (failure)
       failure->kind += "-remat";
     return failure;
@@ -756,7 +787,8 @@ int main(int argc, char **argv) {
   std::printf("\n[diff-fuzz] seed %llu: %lld graphs (%lld ops, %lld compiled "
               "functions) in %.1f s; %lld gradients checked at %lld elements "
               "(%lld kinks skipped); %lld integer outputs of float graphs "
-              "left to the f64 check; %lld borderline NaN/inf; %lld failed\n",
+              "left to the f64 check; %lld borderline NaN/inf; %lld perturbed "
+              "graphs the evaluator refused; %lld failed\n",
               static_cast<unsigned long long>(options.seed),
               static_cast<long long>(s.graphs), static_cast<long long>(s.ops),
               static_cast<long long>(s.compiledFunctions), seconds,
@@ -765,6 +797,7 @@ int main(int argc, char **argv) {
               static_cast<long long>(s.kinks),
               static_cast<long long>(s.uncheckedIntegers),
               static_cast<long long>(s.borderline),
+              static_cast<long long>(s.unperturbed),
               static_cast<long long>(failed));
   if (!options.cudaCases.empty())
     std::printf("[diff-fuzz] %lld CUDA cases written to %s, %lld graphs "

@@ -901,6 +901,21 @@ TEST_F(EvaluatorTest, AttentionWithAllKeysMaskedGivesZeros) {
               DType::F32, {1, 1, 2, 1}, {0, 3.5}, 1e-6));
 }
 
+TEST_F(EvaluatorTest, AttentionOfNaNScoresIsNaN) {
+  // A NaN score is not a hidden key: the row is NaN (as in PyTorch), the
+  // row whose every key is hidden still 0.
+  std::string t = "tensor<1x1x2x1xf32>", m = "tensor<1x1x2x2xf32>";
+  std::string ir = fn("%q: " + t + ", %k: " + t + ", %v: " + t + ", %m: " + m,
+                      "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t +
+                          ", " + t + ", " + t + ", " + m + ") -> " + t,
+                      t);
+  HostArray mask = f32({1, 1, 2, 2}, {-kInf, -kInf, NAN, 0});
+  HostArray out = run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
+                            f32({1, 1, 2, 1}, {2, 4}), mask});
+  EXPECT_EQ(out.getDouble(0), 0.0);
+  EXPECT_TRUE(std::isnan(out.getDouble(1)));
+}
+
 TEST_F(EvaluatorTest, FusedAttentionSavesEachRowsLogSumExp) {
   // S = 3, T = 2 causal (aligned to the last key): query 0 sees no key
   // (output 0, log-sum-exp -inf), query 1 key 0, query 2 both.
