@@ -472,7 +472,10 @@ private:
   bool makeBroadcast() {
     int x = anyValue();
     std::vector<int64_t> from = type(x).shape;
-    size_t rank = std::min<size_t>(4, from.size() + randint(0, 3));
+    // At most rank 4, but never below the operand's (some ops make rank 5:
+    // seed 6008 graph 57 read past `all` and broadcast rank 5 to rank 4).
+    size_t rank = std::max<size_t>(
+        from.size(), std::min<size_t>(4, from.size() + randint(0, 3)));
     // Which result dimensions the operand's map to: increasing.
     std::vector<int64_t> all(rank), dims;
     std::iota(all.begin(), all.end(), 0);
