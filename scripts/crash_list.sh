@@ -81,7 +81,7 @@ mlir sm0.mlir "func.func @f(%x: tensor<0x4294967296xf32> $arg) -> tensor<0x42949
 run "cuda softmax of tensor<0x2^32>" "$bin/genesis-compile" sm0.mlir --target=cuda -o sm0.gplan
 run "lm-compile --layers=100000" "$bin/lm-compile" --layers=100000 --out lm
 run "genesis-opt /dev/zero" "$bin/genesis-opt" /dev/zero
-run "cat /dev/zero | genesis-opt" bash -c "cat /dev/zero | \"$bin/genesis-opt\""
+run "cat /dev/zero into genesis-opt (a pipe)" bash -c "cat /dev/zero | \"$bin/genesis-opt\""
 run "gpt2-plan --layers=-1" "$bin/gpt2-plan" --layers=-1 --out gp
 run "genesis-generate --max-len=-1" "$bin/genesis-generate" --random gpt2-tiny --max-len=-1 --prompt hi
 run "lm-train --min-lr -1" "$bin/lm-train" --min-lr -1

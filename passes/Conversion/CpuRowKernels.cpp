@@ -234,6 +234,20 @@ struct Attention {
     }
     return ifOp.getResult(0);
   }
+
+  /// Stores query row i's scores into `buffer` and returns their maximum,
+  /// NaN if a score is NaN (arith.maximumf), -inf if every key is hidden.
+  Value storeScores(OpBuilder &b, Location loc, Value buffer, Value bi, Value h,
+                    Value kvh, Value i) {
+    Emit e{b, loc};
+    return loop(b, loc, t, ValueRange{e.c(-INFINITY)},
+                [&](OpBuilder &jB, Value j, ValueRange acc) {
+                  Emit g{jB, loc};
+                  Value sc = score(jB, bi, h, kvh, i, j);
+                  memref::StoreOp::create(jB, loc, sc, buffer, ValueRange{j});
+                  return SmallVector<Value>{g.max(acc[0], sc)};
+                })[0];
+  }
 };
 
 Value allocF64(OpBuilder &b, Location loc, int64_t n) {
@@ -262,15 +276,7 @@ LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
          loop(bhB, loc, a.s, ValueRange(),
               [&](OpBuilder &rowB, Value i, ValueRange) {
                 Emit r{rowB, loc};
-                Value max =
-                    loop(rowB, loc, a.t, ValueRange{r.c(-INFINITY)},
-                         [&](OpBuilder &jB, Value j, ValueRange acc) {
-                           Emit g{jB, loc};
-                           Value sc = a.score(jB, bi, h, kvh, i, j);
-                           memref::StoreOp::create(jB, loc, sc, scores,
-                                                   ValueRange{j});
-                           return SmallVector<Value>{g.max(acc[0], sc)};
-                         })[0];
+                Value max = a.storeScores(rowB, loc, scores, bi, h, kvh, i);
                 // With max = -inf (every key hidden) every p is NaN and so
                 // is sum: the row is written 0. A NaN score makes max NaN,
                 // and the row NaN, as in PyTorch.
@@ -289,8 +295,8 @@ LogicalResult emitAttention(AttentionOp op, func::FuncOp kernel) {
                         return e2.mul(e2.load(scores, ValueRange{j}),
                                       e2.load(a.v, ValueRange{bi, kvh, j, c}));
                       });
-                      g.store(g.select(visible, g.div(acc, sum), g.c(0.0)),
-                              out, ValueRange{bi, h, i, c});
+                      g.store(g.select(visible, g.div(acc, sum), g.c(0.0)), out,
+                              ValueRange{bi, h, i, c});
                       return SmallVector<Value>();
                     });
                 return SmallVector<Value>();
@@ -340,15 +346,7 @@ LogicalResult emitAttentionGrad(AttentionGradOp op, func::FuncOp kernel) {
                     Emit g{rB, loc};
                     Value h = g.iadd(firstHead, g.idiv(r, sIndex)),
                           i = g.irem(r, sIndex);
-                    Value max =
-                        loop(rB, loc, a.t, ValueRange{g.c(-INFINITY)},
-                             [&](OpBuilder &jB, Value j, ValueRange acc) {
-                               Emit x{jB, loc};
-                               Value sc = a.score(jB, bi, h, kvh, i, j);
-                               memref::StoreOp::create(jB, loc, sc, tmp,
-                                                       ValueRange{j});
-                               return SmallVector<Value>{x.max(acc[0], sc)};
-                             })[0];
+                    Value max = a.storeScores(rB, loc, tmp, bi, h, kvh, i);
                     Value valid =
                         g.fcmp(arith::CmpFPredicate::UNE, max, g.c(-INFINITY));
                     Value total = sumOver(rB, loc, a.t, [&](Emit &x, Value j) {

@@ -208,11 +208,10 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
       }
       return describe(a, b, i);
     }
-    double tolerance =
-        base * std::max(1.0, std::fabs(b)) +
-        (std::isfinite(r) && std::isfinite(p)
-             ? 8 * std::fabs(b - r) + 8 * std::fabs(r - p)
-             : INFINITY);
+    double tolerance = base * std::max(1.0, std::fabs(b)) +
+                       (std::isfinite(r) && std::isfinite(p)
+                            ? 8 * std::fabs(b - r) + 8 * std::fabs(r - p)
+                            : INFINITY);
     if (std::fabs(a - b) > tolerance)
       return describe(a, b, i);
   }
@@ -365,10 +364,9 @@ public:
         return runAndCompare(*session, lookup(function), function, e, inputs,
                              expected, reference, perturbed, wide);
       };
-      std::optional<Failure> f =
-          check(e.name + "_f", e.inputs, e.expected, &e.expectedWide,
-                e.expectedPerturbed.empty() ? nullptr : &e.expectedPerturbed,
-                false);
+      std::optional<Failure> f = check(
+          e.name + "_f", e.inputs, e.expected, &e.expectedWide,
+          e.expectedPerturbed.empty() ? nullptr : &e.expectedPerturbed, false);
       if (!f)
         f = check(e.name + "_d", e.wideInputs, e.expectedWide, nullptr, nullptr,
                   true);

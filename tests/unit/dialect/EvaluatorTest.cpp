@@ -910,8 +910,9 @@ TEST_F(EvaluatorTest, AttentionOfNaNScoresIsNaN) {
                           ", " + t + ", " + t + ", " + m + ") -> " + t,
                       t);
   HostArray mask = f32({1, 1, 2, 2}, {-kInf, -kInf, NAN, 0});
-  HostArray out = run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
-                            f32({1, 1, 2, 1}, {2, 4}), mask});
+  HostArray out =
+      run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
+                f32({1, 1, 2, 1}, {2, 4}), mask});
   EXPECT_EQ(out.getDouble(0), 0.0);
   EXPECT_TRUE(std::isnan(out.getDouble(1)));
 }

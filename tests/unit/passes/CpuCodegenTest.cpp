@@ -483,7 +483,7 @@ TEST(CpuCodegen, AttentionNaNScoresGiveNaN) {
   Generator generator(7);
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 5; ++j)
-      mask.setDouble(i * 5 + j, i == 0   ? -INFINITY
+      mask.setDouble(i * 5 + j, i == 0             ? -INFINITY
                                 : i == 1 && j == 3 ? NAN
                                                    : generator.uniform() - 0.5);
   std::string ir = attentionFunction("f32", 1, 1, 1, 4, 5, 3, 2, true, false);
