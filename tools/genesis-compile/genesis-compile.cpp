@@ -12,7 +12,10 @@
 // `.incbin`s it (fast for any plan size, unlike a C array), and a one-line
 // main calling genesis::runEmbeddedPlanTool, compiled and linked by the
 // system `c++` against the static GenesisRunTool and GenesisRuntime libraries
-// and OpenBLAS (paths from the build: ExeConfig.h).
+// and OpenBLAS (paths from the build: ExeConfig.h). A cuda plan's exe is the
+// same: the runtime opens the CUDA driver, cuBLASLt and cuDNN at run time, so
+// the exe needs them where it runs, as genesis-run does, and no toolkit to
+// link.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +68,8 @@ static llvm::cl::opt<std::string> precision(
 static llvm::cl::opt<std::string>
     emit("emit", llvm::cl::init("plan"),
          llvm::cl::desc("What to write: mlir (the lowered module), plan, "
-                        "exe (a standalone executable running the plan; "
-                        "cpu), or ptx (the kernels' PTX; cuda)"));
+                        "exe (a standalone executable running the plan), "
+                        "or ptx (the kernels' PTX; cuda)"));
 static llvm::cl::list<std::string>
     functions("function", llvm::cl::desc("Function to compile (repeatable; "
                                          "default: every function)"));
@@ -218,9 +221,6 @@ int main(int argc, char **argv) {
     if (target != "cpu" && target != "cuda")
       throw genesis::Error("--target must be cpu or cuda, got '" + target +
                            "'");
-    if (target == "cuda" && emit == "exe")
-      throw genesis::Error("--emit=exe is built for --target=cpu only; run "
-                           "a cuda plan with genesis-run");
     if (emit != "mlir" && emit != "plan" && emit != "exe" && emit != "ptx")
       throw genesis::Error("--emit must be mlir, plan, exe or ptx, got '" +
                            emit + "'");
