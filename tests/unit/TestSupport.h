@@ -8,6 +8,8 @@
 
 #include "gtest/gtest.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace genesis::test {
@@ -34,6 +36,18 @@ inline ::testing::AssertionResult contains(const std::string &text,
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "'" << text << "' does not contain '" << part << "'";
+}
+
+/// Writes `text` to a new file in the temporary directory, named after
+/// `stem` and a counter, and returns its path.
+inline std::string writeTempFile(const std::string &stem,
+                                 const std::string &text) {
+  static int count = 0;
+  std::string path = (std::filesystem::temp_directory_path() /
+                      (stem + "-" + std::to_string(count++) + ".json"))
+                         .string();
+  std::ofstream(path) << text;
+  return path;
 }
 
 } // namespace genesis::test

@@ -10,11 +10,10 @@
 
 #include "models/common/ChatTemplate.h"
 #include "runtime/support/Error.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -37,13 +36,7 @@ std::string parseError(const std::string &source) {
 }
 
 std::string writeFile(const std::string &text) {
-  static int count = 0;
-  std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("genesis-tokenizer-config-" + std::to_string(count++) + ".json"))
-          .string();
-  std::ofstream(path) << text;
-  return path;
+  return test::writeTempFile("genesis-tokenizer-config", text);
 }
 
 const nlohmann::ordered_json kUser =

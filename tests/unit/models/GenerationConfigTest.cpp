@@ -2,11 +2,10 @@
 
 #include "models/common/GenerationConfig.h"
 #include "runtime/support/Error.h"
+#include "tests/unit/TestSupport.h"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 
 using namespace genesis;
 using namespace genesis::text;
@@ -14,13 +13,7 @@ using namespace genesis::text;
 namespace {
 
 std::string writeConfig(const std::string &text) {
-  static int count = 0;
-  std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("genesis-generation-config-" + std::to_string(count++) + ".json"))
-          .string();
-  std::ofstream(path) << text;
-  return path;
+  return test::writeTempFile("genesis-generation-config", text);
 }
 
 std::string errorOf(const std::string &text) {
