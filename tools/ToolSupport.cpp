@@ -11,7 +11,9 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <fcntl.h>
@@ -25,52 +27,52 @@ namespace genesis {
 
 namespace {
 
-/// Reads the pipe `fd` to its end into a memfd, refusing more than
-/// kMaxSourceBytes; returns the memfd, positioned at its start.
-int drainPipe(int fd, const std::string &what) {
-  int copy = memfd_create("genesis-source", MFD_CLOEXEC);
-  if (copy < 0)
-    throw Error("cannot buffer " + what + ": " + std::strerror(errno));
+/// kMaxSourceBytes, or GENESIS_MAX_SOURCE_BYTES where that is lower (tests
+/// check the limit without reading gigabytes).
+uint64_t sourceLimit() {
+  const char *value = std::getenv("GENESIS_MAX_SOURCE_BYTES");
+  if (!value || !*value)
+    return kMaxSourceBytes;
+  char *end = nullptr;
+  unsigned long long limit = std::strtoull(value, &end, 10);
+  return *end == '\0' && limit < kMaxSourceBytes ? limit : kMaxSourceBytes;
+}
+
+[[noreturn]] void failWithErrno(const std::string &what) {
+  int error = errno;
+  throw Error(what + ": " + std::strerror(error));
+}
+
+/// Reads `fd` (a pipe) to its end, passing each chunk to `sink`, and refuses
+/// more than sourceLimit() bytes.
+void drainPipe(int fd, const std::string &what,
+               const std::function<void(const char *, size_t)> &sink) {
   std::vector<char> chunk(1 << 20);
-  uint64_t total = 0;
-  auto fail = [&](const std::string &message) {
-    close(copy);
-    throw Error(message);
-  };
+  uint64_t total = 0, limit = sourceLimit();
   while (true) {
     ssize_t got = read(fd, chunk.data(), chunk.size());
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0)
-      fail("cannot read " + what + ": " + std::strerror(errno));
+      failWithErrno("cannot read " + what);
     if (got == 0)
-      break;
+      return;
     total += static_cast<uint64_t>(got);
-    if (total > kMaxSourceBytes)
-      fail(what + " holds more than " + std::to_string(kMaxSourceBytes) +
-           " bytes, the largest source the tools read");
-    for (ssize_t done = 0; done < got;) {
-      ssize_t put = write(copy, chunk.data() + done, got - done);
-      if (put < 0 && errno == EINTR)
-        continue;
-      if (put < 0)
-        fail("cannot buffer " + what + ": " + std::strerror(errno));
-      done += put;
-    }
+    if (total > limit)
+      throw Error(what + " holds more than " + std::to_string(limit) +
+                  " bytes, the largest source the tools read");
+    sink(chunk.data(), static_cast<size_t>(got));
   }
-  if (lseek(copy, 0, SEEK_SET) != 0)
-    fail("cannot buffer " + what + ": " + std::strerror(errno));
-  return copy;
 }
 
-} // namespace
-
-std::string readableSourcePath(const std::string &path) {
+/// Refuses what cannot be a source (see readableSourcePath); whether `path`
+/// is a pipe (standard input's or a FIFO) that must be read with a bound.
+bool checkSource(const std::string &path) {
   struct stat status {};
   bool standardInput = path == "-";
   if ((standardInput ? fstat(STDIN_FILENO, &status)
                      : stat(path.c_str(), &status)) != 0)
-    return path;
+    return false; // the reader names the problem
   std::string what = standardInput ? "standard input" : "'" + path + "'";
   if (S_ISDIR(status.st_mode))
     throw Error(what + " is a directory, not a source file");
@@ -80,47 +82,97 @@ std::string readableSourcePath(const std::string &path) {
   if (device && !terminal)
     throw Error(what + " is a device or socket, not a source file: it is "
                        "read whole, and a device such as /dev/zero never ends");
-  if (S_ISREG(status.st_mode) &&
-      static_cast<uint64_t>(status.st_size) > kMaxSourceBytes)
+  uint64_t limit = sourceLimit();
+  if (S_ISREG(status.st_mode) && static_cast<uint64_t>(status.st_size) > limit)
     throw Error(what + " has " + std::to_string(status.st_size) +
-                " bytes, more than the " + std::to_string(kMaxSourceBytes) +
+                " bytes, more than the " + std::to_string(limit) +
                 " of the largest source the tools read");
-  if (!S_ISFIFO(status.st_mode))
-    return path;
-  if (standardInput) {
-    int copy = drainPipe(STDIN_FILENO, what);
-    bool moved = dup2(copy, STDIN_FILENO) == STDIN_FILENO;
-    close(copy);
-    if (!moved)
-      throw Error("cannot buffer standard input: " +
-                  std::string(std::strerror(errno)));
-    return path;
+  return S_ISFIFO(status.st_mode);
+}
+
+/// Opens the FIFO `path` for reading (waiting for a writer, as cat does).
+int openFifo(const std::string &path) {
+  while (true) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+      return fd;
+    if (errno != EINTR)
+      failWithErrno("cannot open '" + path + "'");
   }
-  int fifo = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fifo < 0)
-    return path; // the reader names the problem
-  int copy = -1;
+}
+
+/// The whole of the pipe `path` ("-": standard input), within the limit.
+std::string readPipe(const std::string &path) {
+  bool standardInput = path == "-";
+  std::string what = standardInput ? "standard input" : "'" + path + "'";
+  int fd = standardInput ? STDIN_FILENO : openFifo(path);
+  std::string text;
   try {
-    copy = drainPipe(fifo, what);
+    drainPipe(fd, what,
+              [&](const char *data, size_t size) { text.append(data, size); });
   } catch (...) {
-    close(fifo);
+    if (!standardInput)
+      close(fd);
     throw;
   }
-  close(fifo);
-  // The memfd stays open for the process's life: the reader opens it by name.
-  return "/dev/fd/" + std::to_string(copy);
+  if (!standardInput)
+    close(fd);
+  return text;
+}
+
+} // namespace
+
+std::string readableSourcePath(const std::string &path) {
+  if (!checkSource(path))
+    return path;
+  std::string text = readPipe(path);
+  int copy = memfd_create("genesis-source", MFD_CLOEXEC);
+  if (copy < 0)
+    failWithErrno("cannot buffer the source");
+  for (size_t done = 0; done < text.size();) {
+    ssize_t put = write(copy, text.data() + done, text.size() - done);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put < 0) {
+      int error = errno;
+      close(copy);
+      errno = error;
+      failWithErrno("cannot buffer the source");
+    }
+    done += static_cast<size_t>(put);
+  }
+  if (lseek(copy, 0, SEEK_SET) != 0) {
+    int error = errno;
+    close(copy);
+    errno = error;
+    failWithErrno("cannot buffer the source");
+  }
+  if (path != "-") // the memfd stays open: the reader opens it by name
+    return "/dev/fd/" + std::to_string(copy);
+  if (dup2(copy, STDIN_FILENO) != STDIN_FILENO) {
+    int error = errno;
+    close(copy);
+    errno = error;
+    failWithErrno("cannot buffer standard input");
+  }
+  close(copy);
+  return path;
 }
 
 OwningOpRef<ModuleOp> parseGenesisFile(const std::string &path,
                                        MLIRContext &context) {
   context.loadDialect<GenesisDialect, func::FuncDialect>();
-  std::string message;
-  std::string readable = readableSourcePath(path);
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(readable, &message);
-  if (!file)
-    throw Error("cannot open '" + path + "': " + message);
-  if (readable != path) // a FIFO's copy: diagnostics name the FIFO
-    file = llvm::MemoryBuffer::getMemBufferCopy(file->getBuffer(), path);
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  if (checkSource(path)) {
+    // A pipe: read here within the limit, named as given.
+    file = llvm::MemoryBuffer::getMemBufferCopy(readPipe(path),
+                                                path == "-" ? "<stdin>" : path);
+  } else {
+    std::string message;
+    file = openInputFile(path, &message);
+    if (!file)
+      throw Error("cannot open '" + path + "': " + message);
+  }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   DiagnosticCapture capture(&context);

@@ -20,12 +20,15 @@ constexpr uint64_t kMaxSourceBytes = uint64_t(1) << 31;
 
 /// The path through which `path` can be read whole and safely, or throws
 /// genesis::Error: a directory, a device or a socket (`/dev/zero` never ends)
-/// is refused, and so is a file of more than kMaxSourceBytes. A pipe
-/// (standard input or a FIFO), whose size cannot be known, is read here into
-/// memory, at most kMaxSourceBytes (more is refused), and the path returned
-/// reads that copy: "-" again for standard input, which now holds it. A
-/// terminal on standard input is left as it is. Other problems (a missing
-/// file, no permission) are left to the reader, which names them.
+/// is refused, and so is a file of more than kMaxSourceBytes (or
+/// GENESIS_MAX_SOURCE_BYTES where that is lower). A pipe (standard input or
+/// a FIFO), whose size cannot be known, is read here into memory within the
+/// same limit (more is refused), and the path returned reads that copy: "-"
+/// again for standard input, which now holds it, or "/dev/fd/N" for a FIFO.
+/// A terminal on standard input is left as it is. Other problems (a missing
+/// file, no permission) are left to the reader, which names them. For
+/// genesis-opt, which hands MLIR a path; parseGenesisFile reads a pipe
+/// itself.
 std::string readableSourcePath(const std::string &path);
 
 /// Parses and verifies a .mlir file with the genesis and func dialects;

@@ -26,18 +26,11 @@ namespace genesis::models::hf {
 //===----------------------------------------------------------------------===//
 
 ConfigFile::ConfigFile(std::string path)
-    : path_(std::move(path)),
-      json_(readJsonObject(path_, "config file '" + path_ + "'")) {}
+    : path_(std::move(path)), json_(readJsonObject(path_, where())) {}
 
 void ConfigFile::fail(const std::string &key,
                       const std::string &problem) const {
-  throw Error("config file '" + path_ + "': '" + key + "' " + problem);
-}
-
-void ConfigFile::requireModelSize(
-    double parameters, int64_t layers,
-    std::initializer_list<std::pair<const char *, int64_t>> sizes) const {
-  checkModelSize("config file '" + path_ + "'", parameters, layers, sizes);
+  throw Error(where() + ": '" + key + "' " + problem);
 }
 
 void checkModelSize(

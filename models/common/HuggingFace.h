@@ -62,10 +62,8 @@ public:
   [[noreturn]] void fail(const std::string &key,
                          const std::string &problem) const;
 
-  /// checkModelSize for the model this file describes.
-  void requireModelSize(
-      double parameters, int64_t layers,
-      std::initializer_list<std::pair<const char *, int64_t>> sizes) const;
+  /// "config file '<path>'", as errors about this file begin.
+  std::string where() const { return "config file '" + path_ + "'"; }
 
 private:
   std::string path_;

@@ -90,13 +90,18 @@ static double approximateParameters(const Gpt2Config &config) {
          static_cast<double>(config.n_layer) * 12 * width * width;
 }
 
-Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
-  hf::checkModelSize("GPT-2 model", approximateParameters(config),
-                     config.n_layer,
+/// Refuses a model too deep or too large before anything is allocated,
+/// naming `where` and the sizes (hf::checkModelSize).
+static void checkSize(const Gpt2Config &config, const std::string &where) {
+  hf::checkModelSize(where, approximateParameters(config), config.n_layer,
                      {{"vocab_size", config.vocab_size},
                       {"n_positions", config.n_positions},
                       {"n_embd", config.n_embd},
                       {"n_layer", config.n_layer}});
+}
+
+Gpt2::Gpt2(const Gpt2Config &config, Generator &generator) : config(config) {
+  checkSize(config, "GPT-2 model");
   wte = register_module(
       "wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd,
                                              generator, 0.02));
@@ -187,11 +192,7 @@ Gpt2Config readGpt2Config(const std::string &path) {
                             std::to_string(config.n_embd) + ")");
   file.requireDefault("n_inner", {nullptr, 4 * config.n_embd},
                       "an MLP width other than 4 n_embd is not implemented");
-  file.requireModelSize(approximateParameters(config), config.n_layer,
-                        {{"vocab_size", config.vocab_size},
-                         {"n_positions", config.n_positions},
-                         {"n_embd", config.n_embd},
-                         {"n_layer", config.n_layer}});
+  checkSize(config, file.where());
   return config;
 }
 

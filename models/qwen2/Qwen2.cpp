@@ -43,13 +43,19 @@ static double approximateParameters(const Qwen2Config &config) {
          static_cast<double>(config.num_hidden_layers) * layer;
 }
 
-Qwen2Model::Qwen2Model(const Qwen2Config &config, Generator &generator) {
-  hf::checkModelSize("Qwen2 model", approximateParameters(config),
+/// Refuses a model too deep or too large before anything is allocated,
+/// naming `where` and the sizes (hf::checkModelSize).
+static void checkSize(const Qwen2Config &config, const std::string &where) {
+  hf::checkModelSize(where, approximateParameters(config),
                      config.num_hidden_layers,
                      {{"vocab_size", config.vocab_size},
                       {"hidden_size", config.hidden_size},
                       {"intermediate_size", config.intermediate_size},
                       {"num_hidden_layers", config.num_hidden_layers}});
+}
+
+Qwen2Model::Qwen2Model(const Qwen2Config &config, Generator &generator) {
+  checkSize(config, "Qwen2 model");
   nn::DecoderLayer::Config layer;
   layer.hidden = config.hidden_size;
   layer.intermediate = config.intermediate_size;
@@ -188,11 +194,7 @@ Qwen2Config readQwen2Config(const std::string &path) {
   file.requireDefault("head_dim", {config.head_dim()},
                       "a head_dim other than hidden_size / "
                       "num_attention_heads is not implemented");
-  file.requireModelSize(approximateParameters(config), config.num_hidden_layers,
-                        {{"vocab_size", config.vocab_size},
-                         {"hidden_size", config.hidden_size},
-                         {"intermediate_size", config.intermediate_size},
-                         {"num_hidden_layers", config.num_hidden_layers}});
+  checkSize(config, file.where());
   return config;
 }
 

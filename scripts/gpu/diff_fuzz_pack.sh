@@ -12,7 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ninja -C build genesis-diff-fuzz > /dev/null
-grep -qx "/gpu-fz/" .git/info/exclude 2>/dev/null || echo "/gpu-fz/" >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx "/gpu-fz/" "$exclude" 2>/dev/null || echo "/gpu-fz/" >> "$exclude"
 rm -rf gpu-fz && mkdir -p gpu-fz/a gpu-fz/b
 strip -o gpu-fz/genesis-diff-fuzz build/bin/genesis-diff-fuzz
 xz -9 -c gpu-fz/genesis-diff-fuzz > gpu-fz/b/genesis-diff-fuzz.xz

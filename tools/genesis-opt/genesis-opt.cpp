@@ -27,9 +27,13 @@ int main(int argc, char **argv) {
   genesis::registerGenesisPipelines();
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "Genesis optimizer driver\n", registry);
-  // MLIR reads its input whole: refuse what never ends or cannot fit first.
+  // MLIR reads its input whole: refuse what never ends or cannot fit first
+  // (unless the options print something else and never read it).
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   try {
-    input = genesis::readableSourcePath(input);
+    if (!config.shouldShowDialects() && !config.shouldListPasses())
+      input = genesis::readableSourcePath(input);
   } catch (const genesis::Error &error) {
     llvm::errs() << "genesis-opt: error: " << error.what() << "\n";
     return 1;

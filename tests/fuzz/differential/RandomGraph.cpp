@@ -1020,6 +1020,21 @@ bool Graph::dependsOnFloat(int v) const {
   return false;
 }
 
+bool Graph::dependsOnThreshold(int v) const {
+  const GraphValue &value = values[v];
+  if (value.node < 0)
+    return false;
+  const GraphNode &node = nodes[value.node];
+  if (node.op == "genesis.compare" || node.op == "genesis.argmax" ||
+      node.op == "genesis.sign" ||
+      (node.op == "genesis.cast" && !value.type.isFloat()))
+    return true;
+  for (int operand : node.operands)
+    if (dependsOnThreshold(operand))
+      return true;
+  return false;
+}
+
 void Graph::removeDeadNodes() {
   std::vector<bool> live(nodes.size(), false), needed(values.size(), false);
   for (int v : outputs)

@@ -95,6 +95,11 @@ struct Graph {
   std::vector<unsigned> differentiable() const;
   /// True when value `v` depends on a floating-point value.
   bool dependsOnFloat(int v) const;
+  /// True when value `v` depends on an op whose result jumps where its float
+  /// operands cross a threshold (compare, argmax, sign, a cast to an integer
+  /// or i1): the perturbed graph breaks the ties such ops see between values
+  /// equal in exact arithmetic, so it says nothing about `v`'s conditioning.
+  bool dependsOnThreshold(int v) const;
 
   /// The graph with node `n` replaced by fresh arguments of its result
   /// types and every node nobody uses any more removed (the shrinker's
