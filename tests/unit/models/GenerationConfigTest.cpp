@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-
 using namespace genesis;
 using namespace genesis::text;
 
