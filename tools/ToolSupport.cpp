@@ -4,6 +4,7 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "dialect/Utils/DiagnosticCapture.h"
 #include "runtime/support/Error.h"
+#include "runtime/support/MemFile.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -13,11 +14,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,33 +35,6 @@ uint64_t sourceLimit() {
   char *end = nullptr;
   unsigned long long limit = std::strtoull(value, &end, 10);
   return *end == '\0' && limit < kMaxSourceBytes ? limit : kMaxSourceBytes;
-}
-
-[[noreturn]] void failWithErrno(const std::string &what) {
-  int error = errno;
-  throw Error(what + ": " + std::strerror(error));
-}
-
-/// Reads `fd` (a pipe) to its end, passing each chunk to `sink`, and refuses
-/// more than sourceLimit() bytes.
-void drainPipe(int fd, const std::string &what,
-               const std::function<void(const char *, size_t)> &sink) {
-  std::vector<char> chunk(1 << 20);
-  uint64_t total = 0, limit = sourceLimit();
-  while (true) {
-    ssize_t got = read(fd, chunk.data(), chunk.size());
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      failWithErrno("cannot read " + what);
-    if (got == 0)
-      return;
-    total += static_cast<uint64_t>(got);
-    if (total > limit)
-      throw Error(what + " holds more than " + std::to_string(limit) +
-                  " bytes, the largest source the tools read");
-    sink(chunk.data(), static_cast<size_t>(got));
-  }
 }
 
 /// Refuses what cannot be a source (see readableSourcePath); whether `path`
@@ -97,27 +69,41 @@ int openFifo(const std::string &path) {
     if (fd >= 0)
       return fd;
     if (errno != EINTR)
-      failWithErrno("cannot open '" + path + "'");
+      throw Error("cannot open '" + path + "': " + std::strerror(errno));
   }
 }
 
-/// The whole of the pipe `path` ("-": standard input), within the limit.
+/// The whole of the pipe `path` ("-": standard input), read to its end;
+/// more than sourceLimit() bytes are refused.
 std::string readPipe(const std::string &path) {
   bool standardInput = path == "-";
   std::string what = standardInput ? "standard input" : "'" + path + "'";
   int fd = standardInput ? STDIN_FILENO : openFifo(path);
-  std::string text;
-  try {
-    drainPipe(fd, what,
-              [&](const char *data, size_t size) { text.append(data, size); });
-  } catch (...) {
+  auto finish = [&] {
     if (!standardInput)
       close(fd);
-    throw;
+  };
+  std::string text;
+  std::vector<char> chunk(1 << 20);
+  uint64_t limit = sourceLimit();
+  while (true) {
+    ssize_t got = read(fd, chunk.data(), chunk.size());
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      int error = errno;
+      finish();
+      if (got < 0)
+        throw Error("cannot read " + what + ": " + std::strerror(error));
+      return text;
+    }
+    if (text.size() + static_cast<size_t>(got) > limit) {
+      finish();
+      throw Error(what + " holds more than " + std::to_string(limit) +
+                  " bytes, the largest source the tools read");
+    }
+    text.append(chunk.data(), static_cast<size_t>(got));
   }
-  if (!standardInput)
-    close(fd);
-  return text;
 }
 
 } // namespace
@@ -126,34 +112,15 @@ std::string readableSourcePath(const std::string &path) {
   if (!checkSource(path))
     return path;
   std::string text = readPipe(path);
-  int copy = memfd_create("genesis-source", MFD_CLOEXEC);
-  if (copy < 0)
-    failWithErrno("cannot buffer the source");
-  for (size_t done = 0; done < text.size();) {
-    ssize_t put = write(copy, text.data() + done, text.size() - done);
-    if (put < 0 && errno == EINTR)
-      continue;
-    if (put < 0) {
-      int error = errno;
-      close(copy);
-      errno = error;
-      failWithErrno("cannot buffer the source");
-    }
-    done += static_cast<size_t>(put);
-  }
-  if (lseek(copy, 0, SEEK_SET) != 0) {
-    int error = errno;
-    close(copy);
-    errno = error;
-    failWithErrno("cannot buffer the source");
-  }
+  int copy = createMemFile("genesis-source", text.data(), text.size(),
+                           "cannot buffer the source");
   if (path != "-") // the memfd stays open: the reader opens it by name
     return "/dev/fd/" + std::to_string(copy);
   if (dup2(copy, STDIN_FILENO) != STDIN_FILENO) {
     int error = errno;
     close(copy);
-    errno = error;
-    failWithErrno("cannot buffer standard input");
+    throw Error("cannot buffer standard input: " +
+                std::string(std::strerror(error)));
   }
   close(copy);
   return path;

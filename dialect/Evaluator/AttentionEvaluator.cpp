@@ -51,7 +51,7 @@ struct Problem {
           score += q[row * d + c] * k[(kvBase + j) * d + c];
         out[j] = score * scale + (mask.empty() ? 0.0 : mask[row * t + j]);
       }
-      max = std::isnan(max) || std::isnan(out[j]) ? NAN : std::max(max, out[j]);
+      max = nanMax(max, out[j]);
     }
     return max;
   }

@@ -12,12 +12,22 @@
 
 #include "runtime/support/HostArray.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace genesis {
 
 /// Every element of `array` as a double (the evaluator's working type).
 std::vector<double> toDoubles(const HostArray &array);
+
+/// Maximum and minimum that propagate NaN, as PyTorch's do.
+inline double nanMax(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+inline double nanMin(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
 
 struct AttentionInputs {
   const HostArray &query;

@@ -262,13 +262,6 @@ private:
                                 static_cast<uint64_t>(b));
   }
 
-  static double nanMax(double a, double b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-  }
-  static double nanMin(double a, double b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-  }
-
   std::vector<HostArray> execute(Operation *op) {
     return llvm::TypeSwitch<Operation *, std::vector<HostArray>>(op)
         .Case([&](ConstantOp c) {

@@ -96,11 +96,13 @@ std::vector<uint32_t> parseCudaArchs(const std::string &value) {
   // with one older than every supported chip (the session then names it).
   if (value == "native") {
     std::optional<uint32_t> device = cudaDeviceChip();
-    uint32_t chosen = 90;
+    if (!device || *device < kSupportedChips[0])
+      return {90};
+    uint32_t chosen = kSupportedChips[0];
     for (uint32_t chip : kSupportedChips)
-      if (device && chip <= *device)
+      if (chip <= *device)
         chosen = chip;
-    return {device && *device >= kSupportedChips[0] ? chosen : 90u};
+    return {chosen};
   }
   std::vector<uint32_t> chips;
   llvm::SmallVector<llvm::StringRef> names;

@@ -3,6 +3,7 @@
 #include "runtime/session/Session.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/support/Error.h"
+#include "runtime/support/MemFile.h"
 
 #include <cblas.h>
 
@@ -16,7 +17,6 @@
 #include <mutex>
 #include <new>
 #include <optional>
-#include <sys/mman.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -429,25 +429,8 @@ std::unique_ptr<LoadedImage> loadImage(const plan::KernelImage &image,
   std::string what = where + ": kernel image #" + std::to_string(index);
   // dlopen needs a path; a memfd gives one without touching the disk and
   // disappears with the process.
-  int fd = memfd_create(("genesis-image-" + std::to_string(index)).c_str(),
-                        MFD_CLOEXEC);
-  if (fd < 0)
-    throw Error(what + ": memfd_create failed: " + std::strerror(errno));
-  const uint8_t *bytes = image.bytes()->data();
-  size_t remaining = image.bytes()->size();
-  while (remaining != 0) {
-    ssize_t written = write(fd, bytes, remaining);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0) {
-      int savedErrno = errno;
-      close(fd);
-      throw Error(what +
-                  ": cannot write it to a memfd: " + std::strerror(savedErrno));
-    }
-    bytes += written;
-    remaining -= static_cast<size_t>(written);
-  }
+  int fd = createMemFile("genesis-image-" + std::to_string(index),
+                         image.bytes()->data(), image.bytes()->size(), what);
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

@@ -214,10 +214,10 @@ std::optional<std::string> compare(const HostArray &got, const HostArray &want,
       }
       return describe(a, b, i);
     }
-    double tolerance = base * std::max(1.0, std::fabs(b)) +
-                       (std::isfinite(r) && std::isfinite(p)
-                            ? 8 * std::fabs(b - r) + 8 * std::fabs(r - p)
-                            : INFINITY);
+    double tolerance =
+        base * std::max(1.0, std::fabs(b)) +
+        (std::isfinite(r) ? 8 * std::fabs(b - r) + 8 * std::fabs(r - p)
+                          : INFINITY);
     if (std::fabs(a - b) > tolerance)
       return describe(a, b, i);
   }

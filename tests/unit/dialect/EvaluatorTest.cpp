@@ -157,6 +157,15 @@ protected:
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+
+  /// Attention of two queries over two keys (D = 1) with an additive mask.
+  static std::string maskedAttention() {
+    std::string t = "tensor<1x1x2x1xf32>", m = "tensor<1x1x2x2xf32>";
+    return fn("%q: " + t + ", %k: " + t + ", %v: " + t + ", %m: " + m,
+              "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t + ", " +
+                  t + ", " + t + ", " + m + ") -> " + t,
+              t);
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -888,11 +897,7 @@ TEST_F(EvaluatorTest, AttentionGroupedQueryAndCausalAlignment) {
 }
 
 TEST_F(EvaluatorTest, AttentionWithAllKeysMaskedGivesZeros) {
-  std::string t = "tensor<1x1x2x1xf32>", m = "tensor<1x1x2x2xf32>";
-  std::string ir = fn("%q: " + t + ", %k: " + t + ", %v: " + t + ", %m: " + m,
-                      "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t +
-                          ", " + t + ", " + t + ", " + m + ") -> " + t,
-                      t);
+  std::string ir = maskedAttention();
   // Row 0: every key masked -> 0. Row 1: additive mask [0, ln 3] -> 0.25/0.75.
   HostArray mask = f32({1, 1, 2, 2}, {-kInf, -kInf, 0, kLn3});
   EXPECT_TRUE(
@@ -904,11 +909,7 @@ TEST_F(EvaluatorTest, AttentionWithAllKeysMaskedGivesZeros) {
 TEST_F(EvaluatorTest, AttentionOfNaNScoresIsNaN) {
   // A NaN score is not a hidden key: the row is NaN (as in PyTorch), the
   // row whose every key is hidden still 0.
-  std::string t = "tensor<1x1x2x1xf32>", m = "tensor<1x1x2x2xf32>";
-  std::string ir = fn("%q: " + t + ", %k: " + t + ", %v: " + t + ", %m: " + m,
-                      "genesis.attention %q, %k, %v mask %m scale 1.0 : (" + t +
-                          ", " + t + ", " + t + ", " + m + ") -> " + t,
-                      t);
+  std::string ir = maskedAttention();
   HostArray mask = f32({1, 1, 2, 2}, {-kInf, -kInf, NAN, 0});
   HostArray out =
       run1(ir, {f32({1, 1, 2, 1}, {1, 0}), f32({1, 1, 2, 1}, {0, 0}),
