@@ -2,8 +2,9 @@
 //
 // Tokenizers of the language models. ByteTokenizer gives every byte its own
 // id, for models trained from scratch here; BpeTokenizer loads a Hugging Face
-// tokenizer.json with a byte-level BPE model (GPT-2's and Qwen2's forms) and
-// encodes as the `tokenizers` library does. docs/generation.md describes the
+// tokenizer.json with a BPE model, byte-level (GPT-2's and Qwen2's forms) or
+// SentencePiece-style (Llama's and Mistral's), and encodes as the
+// `tokenizers` library does. docs/generation.md describes the
 // choices.
 //
 //===----------------------------------------------------------------------===//
@@ -30,12 +31,21 @@ public:
   /// add_special_tokens=False).
   virtual std::vector<int64_t> encode(const std::string &text) const = 0;
 
-  /// The bytes of `ids`, concatenated. Decoding ids one at a time and joining
-  /// the results gives the same bytes as decoding them together, so a
-  /// generator can print each token as it comes; the bytes of a prefix need
-  /// not be valid UTF-8, since a token can end inside a character. Throws
-  /// genesis::Error for an id that names no token.
+  /// The text of `ids` as a whole text (SentencePiece-style decoders drop
+  /// the space that starts it). Throws genesis::Error for an id that names
+  /// no token.
   virtual std::string decode(const std::vector<int64_t> &ids) const = 0;
+
+  /// The bytes `ids` add to a text that already holds earlier tokens:
+  /// decode(a) + decodeContinuation(b) == decode(a + b) for a that decodes
+  /// to a non-empty text, and decoding ids one at a time this way gives the
+  /// same bytes as decoding them together, so a generator can print each
+  /// token as it comes. The bytes of a prefix need not be valid UTF-8, since
+  /// a token can end inside a character.
+  virtual std::string
+  decodeContinuation(const std::vector<int64_t> &ids) const {
+    return decode(ids);
+  }
 
   /// One more than the largest id.
   virtual int64_t vocabSize() const = 0;
@@ -57,14 +67,18 @@ public:
   std::optional<int64_t> endOfTextId() const override { return kEndOfTextId; }
 };
 
-/// A byte-level BPE tokenizer read from a Hugging Face tokenizer.json.
-/// Supported: model BPE (merges as "a b" strings or [a, b] pairs,
-/// ignore_merges, unk_token, fuse_unk); normalizer none or NFC; pre_tokenizer
-/// ByteLevel, or a Sequence of Split{Regex or String, Isolated} stages ending
-/// in one ByteLevel; decoder ByteLevel; added_tokens matched verbatim before
-/// pre-tokenisation. Anything else is refused with a genesis::Error naming
-/// the file and the key. The post_processor, truncation and padding are
-/// ignored: encode returns exactly the ids of the text.
+/// A BPE tokenizer read from a Hugging Face tokenizer.json. Supported:
+/// model BPE (merges as "a b" strings or [a, b] pairs, ignore_merges,
+/// unk_token, fuse_unk, byte_fallback); normalizer none, NFC, Prepend,
+/// Replace of a string, or a Sequence of those; added_tokens matched
+/// verbatim before pre-tokenisation. Byte-level: pre_tokenizer ByteLevel, or
+/// a Sequence of Split{Regex or String, Isolated} stages ending in one
+/// ByteLevel, and decoder ByteLevel. SentencePiece-style (words of code
+/// points): pre_tokenizer none or Metaspace, and decoder Metaspace or a
+/// Sequence of Replace, ByteFallback, Fuse and Strip (of the whole text's
+/// start). Anything else is refused with a genesis::Error naming the file
+/// and the key. The post_processor, truncation and padding are ignored:
+/// encode returns exactly the ids of the text.
 class BpeTokenizer final : public Tokenizer {
 public:
   /// Reads and verifies `path`.
@@ -76,15 +90,21 @@ public:
 
   /// Throws genesis::Error if `text` is not valid UTF-8.
   std::vector<int64_t> encode(const std::string &text) const override;
-  /// Added tokens decode to their content, vocabulary tokens to the bytes
-  /// their characters stand for in GPT-2's byte-to-unicode table.
+  /// Byte-level: added tokens decode to their content, vocabulary tokens to
+  /// the bytes their characters stand for in GPT-2's byte-to-unicode table.
+  /// SentencePiece-style: every token's string goes through the decoder
+  /// stages; a run of byte tokens decodes to its bytes even where they are
+  /// not valid UTF-8 (`tokenizers` writes U+FFFD for each), so that decoding
+  /// token by token gives the same bytes.
   std::string decode(const std::vector<int64_t> &ids) const override;
+  std::string
+  decodeContinuation(const std::vector<int64_t> &ids) const override;
   int64_t vocabSize() const override;
   /// The id of "<|endoftext|>", if the file has that token.
   std::optional<int64_t> endOfTextId() const override;
 
-  /// The id of an added token ("<|im_end|>") or of a vocabulary entry in its
-  /// byte-level spelling ("Ġthe").
+  /// The id of an added token ("<|im_end|>") or of a vocabulary entry as
+  /// the vocabulary spells it ("Ġthe", "▁the").
   std::optional<int64_t> tokenId(const std::string &token) const;
 
 private:

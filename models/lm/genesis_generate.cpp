@@ -404,9 +404,12 @@ private:
   }
 
   /// Generates after `ids`; `echo` is printed before the first new token,
-  /// once the prompt ran.
+  /// once the prompt ran. A reply (no echo) is a text of its own, whose
+  /// first token decodes as a text's start; a completion continues its
+  /// prompt.
   lm::GenerationResult run(const std::vector<int64_t> &ids,
                            std::string echo = "") {
+    bool textStart = echo.empty();
     lm::GenerationResult result =
         lm::generate(session_, ids, sampler_, options_, [&](int64_t token) {
           std::printf("%s", echo.c_str());
@@ -414,7 +417,10 @@ private:
           if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(),
                         token) != options_.stopTokens.end())
             return;
-          std::string piece = tokenizer_.decode({token});
+          std::string piece = textStart
+                                  ? tokenizer_.decode({token})
+                                  : tokenizer_.decodeContinuation({token});
+          textStart = false;
           std::fwrite(piece.data(), 1, piece.size(), stdout);
           std::fflush(stdout);
         });

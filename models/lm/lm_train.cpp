@@ -532,7 +532,7 @@ int run(int argc, char **argv) {
         sampler, tokenizer->encode(flags.prompt), flags.sampleTokens, picker);
     std::printf("sample (%s, temperature %g):\n%s%s\n", samplePath.c_str(),
                 flags.temperature, printable(flags.prompt).c_str(),
-                printable(tokenizer->decode(sample)).c_str());
+                printable(tokenizer->decodeContinuation(sample)).c_str());
   }
   return 0;
 }

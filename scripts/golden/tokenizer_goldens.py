@@ -12,6 +12,15 @@ library on the fixed text below and saves their tokenizer.json files:
                     the special tokens <|endoftext|>, <|im_start|>, <|im_end|>
                     added after the vocabulary, merges written as [a, b] pairs.
 
+and one SentencePiece-style BPE tokenizer:
+
+  llama_style.json  Llama 2's and Mistral's form: code points, not bytes;
+                    normalizer Sequence[Prepend("▁"), Replace(" ", "▁")], no
+                    pre-tokenizer, byte_fallback with the 256 <0xXX> tokens in
+                    the vocabulary (a small alphabet, so that many characters
+                    fall back to bytes), <unk> <s> </s> added, decoder
+                    Sequence[Replace("▁", " "), ByteFallback, Fuse, Strip].
+
 goldens.json then holds, for each case (a tokenizer file plus an optional JSON
 merge patch, RFC 7386, applied to it before loading), the test strings, the
 ids `tokenizers` encodes them to (add_special_tokens=False) and the text it
@@ -86,6 +95,9 @@ TEST_TEXTS = [
     "<|im_start|>user\nHi there!<|im_end|>\n<|im_start|>assistant\n",
     "text<|endoftext|><|endoftext|>more <|im_start <|endoftext|",
     "def f(x):\n    return x ** 2  # square\n",
+    "<s>Hello</s> world<unk>!",
+    "\u2581already \u2581\u2581spaced\u2581",
+    "<0x41> is not a byte token in text",
 ]
 
 
@@ -143,7 +155,40 @@ def train_qwen2_style():
     return json.loads(tokenizer.to_str())
 
 
-# Variants of the two files that exercise the loader's other options.
+def train_llama_style():
+    tokenizer = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>",
+                                     fuse_unk=True))
+    tokenizer.normalizer = normalizers.Sequence([
+        normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    tokenizer.decoder = decoders.Sequence([
+        decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+        decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    byte_tokens = ["<0x%02X>" % byte for byte in range(256)]
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE + 256,
+        special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens,
+        limit_alphabet=80, show_progress=False)
+    tokenizer.train_from_iterator(TRAINING_TEXT.splitlines(True), trainer)
+    config = json.loads(tokenizer.to_str())
+    # As in Llama's file, the byte tokens are in the vocabulary only.
+    config["added_tokens"] = [token for token in config["added_tokens"]
+                              if token["content"] not in byte_tokens]
+    return config
+
+
+METASPACE_SEQUENCE_DECODER = {
+    "type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+
+
+def metaspace(scheme, split):
+    return {"type": "Metaspace", "replacement": "\u2581",
+            "prepend_scheme": scheme, "split": split}
+
+
+# Variants of the files that exercise the loader's other options.
 CASES = [
     ("gpt2", "gpt2_style.json", None),
     ("qwen2", "qwen2_style.json", None),
@@ -173,13 +218,40 @@ CASES = [
           "behavior": "Isolated", "invert": False},
          {"type": "ByteLevel", "add_prefix_space": False,
           "trim_offsets": False, "use_regex": False}]}}),
+    ("llama", "llama_style.json", None),
+    # Llama and Mistral files converted with legacy=false.
+    ("llama_metaspace_first", "llama_style.json",
+     {"normalizer": None, "pre_tokenizer": metaspace("first", False)}),
+    ("metaspace_always_split", "llama_style.json",
+     {"normalizer": None, "pre_tokenizer": metaspace("always", True),
+      "decoder": metaspace("always", True)}),
+    ("metaspace_never_split", "llama_style.json",
+     {"normalizer": None, "pre_tokenizer": metaspace("never", True),
+      "decoder": metaspace("never", True)}),
+    ("llama_unknown_fused", "llama_style.json",
+     {"model": {"byte_fallback": False}}),
+    ("llama_unknown_unfused", "llama_style.json",
+     {"model": {"byte_fallback": False, "fuse_unk": False}}),
+    ("llama_no_unknown", "llama_style.json",
+     {"model": {"byte_fallback": False, "unk_token": None}}),
+    # An added token looked for in the normalised text, with the prefix the
+    # normalizer puts before it. Its id follows the vocabulary (`tokenizers`
+    # numbers added tokens so whatever the file says; main checks).
+    ("llama_normalized_added_token", "llama_style.json",
+     {"added_tokens": [
+         {"id": 0, "content": "<unk>", "single_word": False, "lstrip": False,
+          "rstrip": False, "normalized": False, "special": True},
+         {"id": VOCAB_SIZE + 256, "content": "world", "single_word": False,
+          "lstrip": False, "rstrip": False, "normalized": True,
+          "special": False}]}),
 ]
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     files = {"gpt2_style.json": train_gpt2_style(),
-             "qwen2_style.json": train_qwen2_style()}
+             "qwen2_style.json": train_qwen2_style(),
+             "llama_style.json": train_llama_style()}
     for name, config in files.items():
         with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
             json.dump(config, f, ensure_ascii=False, separators=(",", ":"))
@@ -190,6 +262,8 @@ def main():
         config = files[file] if patch is None else merge_patch(files[file],
                                                                patch)
         tokenizer = Tokenizer.from_str(json.dumps(config))
+        for token in config.get("added_tokens", []):
+            assert tokenizer.token_to_id(token["content"]) == token["id"], name
         ids = [tokenizer.encode(text, add_special_tokens=False).ids
                for text in TEST_TEXTS]
         decoded = [tokenizer.decode(i, skip_special_tokens=False)

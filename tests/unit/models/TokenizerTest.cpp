@@ -105,6 +105,51 @@ std::string randomText(std::mt19937 &random,
   return text;
 }
 
+/// Loads 400 mutations of `original` (a value, or the object or array
+/// holding it, replaced by a value of another kind) and encodes and decodes
+/// with each that loads; fails on any exception but genesis::Error.
+void expectMutationsRefusedOrUsable(const Json &original) {
+  Json flat = original.flatten();
+  std::vector<std::string> pointers;
+  for (auto it = flat.begin(); it != flat.end(); ++it)
+    pointers.push_back(it.key());
+  const std::vector<Json> replacements = {nullptr,
+                                          true,
+                                          -1,
+                                          3,
+                                          1.5,
+                                          "",
+                                          "x",
+                                          "(",
+                                          Json::array(),
+                                          Json::object(),
+                                          Json::array({"a", "b"})};
+  std::mt19937 random(5);
+  int refused = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Json mutated = original;
+    // Half the trials change a value, half the object or array holding it.
+    Json::json_pointer pointer(pointers[std::uniform_int_distribution<size_t>(
+        0, pointers.size() - 1)(random)]);
+    if (trial % 2 && !pointer.empty())
+      pointer = pointer.parent_pointer();
+    mutated[pointer] = replacements[std::uniform_int_distribution<size_t>(
+        0, replacements.size() - 1)(random)];
+    std::string path = writeTemp("mutated.json", mutated.dump());
+    try {
+      BpeTokenizer tokenizer = BpeTokenizer::fromFile(path);
+      tokenizer.decode(
+          tokenizer.encode("Hello <|im_start|> <s>w\xC3\xB6rld 42"));
+    } catch (const Error &) {
+      ++refused;
+    } catch (const std::exception &other) {
+      ADD_FAILURE() << pointer.to_string() << " -> " << mutated[pointer].dump()
+                    << ": " << other.what();
+    }
+  }
+  EXPECT_GT(refused, 50);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -213,6 +258,51 @@ TEST(BpeTokenizerTest, DecodesTokenByToken) {
   }
   EXPECT_TRUE(splitCharacter);
   EXPECT_EQ(streamed, text);
+}
+
+TEST(BpeTokenizerTest, SentencePieceStyleRoundTripsAndStreams) {
+  std::mt19937 random(12);
+  // Any code point but "▁" (U+2581), which decodes to a space; the file's
+  // small alphabet sends most of them through byte fallback.
+  std::vector<std::pair<char32_t, char32_t>> noMetaspace = {
+      {0x00, 0x7F},       {0x80, 0x7FF}, {0x800, 0x2580}, {0x2582, 0xD7FF},
+      {0xE000, 0x10FFFF}, {' ', ' '},    {'a', 'z'}};
+  Json patchedFile = dataFile("llama_style.json");
+  patchedFile.merge_patch({{"normalizer", nullptr},
+                           {"pre_tokenizer",
+                            {{"type", "Metaspace"},
+                             {"replacement", "\xE2\x96\x81"},
+                             {"prepend_scheme", "always"},
+                             {"split", true}}}});
+  BpeTokenizer llama = BpeTokenizer::fromFile(kDataDir + "/llama_style.json");
+  BpeTokenizer metaspace =
+      BpeTokenizer::fromFile(writeTemp("metaspace.json", patchedFile.dump()));
+  for (const BpeTokenizer *tokenizer : {&llama, &metaspace}) {
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string text = randomText(random, noMetaspace, trial % 60);
+      // Metaspace prepends nothing to a text that starts with a space, and
+      // the decoder strips that space, as in `tokenizers`.
+      if (tokenizer == &metaspace && !text.empty() && text[0] == ' ')
+        text[0] = 'x';
+      std::vector<int64_t> ids = tokenizer->encode(text);
+      EXPECT_EQ(tokenizer->decode(ids), text);
+      if (ids.empty())
+        continue;
+      // The first token as a text's start, every later one as a
+      // continuation: the bytes of the whole, even where a character's
+      // bytes are split over byte tokens.
+      std::string streamed = tokenizer->decode({ids[0]});
+      for (size_t i = 1; i < ids.size(); ++i)
+        streamed += tokenizer->decodeContinuation({ids[i]});
+      EXPECT_EQ(streamed, text);
+    }
+  }
+  // A continuation keeps the space the text's start drops.
+  std::vector<int64_t> ids = llama.encode("a b");
+  EXPECT_EQ(llama.decode(ids), "a b");
+  EXPECT_EQ(llama.decodeContinuation(ids), " a b");
+  EXPECT_EQ(llama.tokenId("<s>"), 1);
+  EXPECT_EQ(llama.tokenId("<0x41>"), 3 + 0x41);
 }
 
 TEST(BpeTokenizerTest, LooksUpTokens) {
@@ -355,18 +445,20 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
        R"(model.merges[0]: expected "a b" or ["a", "b"], got ["a"])"},
       {R"({"model": {"merges": 7}})", "model.merges: expected an array"},
       {R"({"model": {"dropout": 0.1}})", "model.dropout: BPE dropout"},
-      {R"({"model": {"byte_fallback": true}})",
-       "model.byte_fallback: byte fallback is not supported"},
       {R"({"model": {"continuing_subword_prefix": "##"}})",
        "model.continuing_subword_prefix: not supported"},
       {R"({"model": {"unk_token": "<unk>"}})",
        R"(model.unk_token: "<unk>" is not in model.vocab)"},
       {R"({"model": {"ignore_merges": "yes"}})",
        R"(model.ignore_merges: expected true or false, got "yes")"},
-      {R"({"pre_tokenizer": null})", "pre_tokenizer: missing"},
+      // Without a ByteLevel pre-tokenizer, words are spelt in code points.
+      {R"({"pre_tokenizer": null})",
+       "decoder.type: unsupported decoder for a model spelt in code points "
+       "'ByteLevel' (supported: Replace, ByteFallback, Fuse, Strip, "
+       "Metaspace, Sequence)"},
       {R"({"pre_tokenizer": {"type": "Whitespace"}})",
        "pre_tokenizer.type: unsupported pre_tokenizer 'Whitespace' "
-       "(supported: ByteLevel, Sequence)"},
+       "(supported: ByteLevel, Sequence, Metaspace)"},
       {R"({"pre_tokenizer": {"add_prefix_space": null}})",
        "pre_tokenizer.add_prefix_space: missing"},
       {sequence + byteLevelStage + R"(, {"type": "Split"}]}})",
@@ -391,11 +483,12 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
        R"(pre_tokenizer.pretokenizers[0].pattern: expected {"Regex": ...} )"
        R"(or {"String": ...}, got {"Glob":"*"})"},
       {R"({"normalizer": {"type": "NFKC"}})",
-       "normalizer.type: unsupported normalizer 'NFKC' (supported: NFC)"},
+       "normalizer.type: unsupported normalizer 'NFKC' (supported: NFC, "
+       "Prepend, Replace, Sequence)"},
       {R"({"decoder": null})", "decoder: missing"},
       {R"({"decoder": {"type": "WordPiece"}})",
-       "decoder.type: unsupported decoder 'WordPiece' (supported: "
-       "ByteLevel)"},
+       "decoder.type: unsupported decoder for a ByteLevel pre-tokenizer "
+       "'WordPiece' (supported: ByteLevel)"},
       {R"({"added_tokens": [{"id": 7, "content": "<|endoftext|>"}]})",
        R"(added_tokens[0]: "<|endoftext|>" has id 7 here but 0 in )"
        "model.vocab"},
@@ -411,6 +504,23 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
        "added_tokens[0].lstrip: not supported (only false)"},
       {R"({"added_tokens": [{"content": "<|x|>"}]})",
        "added_tokens[0].id: missing"},
+      {R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "__"}})",
+       R"(pre_tokenizer.replacement: expected one character, got "__")"},
+      {R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "_",
+                             "prepend_scheme": "sometimes"}})",
+       R"(pre_tokenizer.prepend_scheme: expected "always", "first" or )"
+       R"("never", got "sometimes")"},
+      {R"({"normalizer": {"type": "Replace", "pattern": {"Regex": " +"},
+                          "content": "_"}})",
+       R"(normalizer.pattern: expected {"String": ...} (a Regex is not )"
+       "supported)"},
+      {R"({"normalizer": {"type": "Sequence", "normalizers": []}})",
+       "normalizer.normalizers: expected a non-empty array"},
+      {R"({"added_tokens": [{"id": 600, "content": "<|x|>",
+                             "normalized": true}],
+           "normalizer": {"type": "Replace", "pattern": {"String": "<|x|>"},
+                          "content": ""}})",
+       R"(added_tokens: "<|x|>" is empty once normalised)"},
   };
   for (const auto &[casePatch, message] : cases) {
     const auto &patch = casePatch; // lambdas capture variables, not bindings
@@ -421,46 +531,53 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
   }
 }
 
+TEST(BpeTokenizerTest, RejectsUnsupportedSentencePieceDecoders) {
+  const std::string strip =
+      R"({"type": "Strip", "content": " ", "start": 1, "stop": 0})";
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"decoder": {"type": "ByteLevel"}})",
+       "decoder.type: unsupported decoder for a model spelt in code points "
+       "'ByteLevel'"},
+      {R"({"decoder": {"type": "Sequence", "decoders": [)" + strip + "]}}",
+       "decoder.decoders[0]: a Strip of each token's start is not supported"},
+      {R"({"decoder": {"type": "Sequence", "decoders": [{"type": "Fuse"},
+           {"type": "Strip", "content": " ", "start": 1, "stop": 1}]}})",
+       "decoder.decoders[1].stop: only 0 is supported, got 1"},
+      {R"({"decoder": {"type": "Sequence", "decoders": [{"type": "Fuse"},
+           {"type": "Strip", "content": "ab", "start": 1, "stop": 0}]}})",
+       R"(decoder.decoders[1].content: expected one character, got "ab")"},
+      {R"({"decoder": {"type": "Sequence", "decoders": [{"type": "Fuse"},
+           {"type": "Strip", "content": " ", "start": -1, "stop": 0}]}})",
+       "decoder.decoders[1].start: expected a count in [0, 64], got -1"},
+      {R"({"decoder": {"type": "Sequence", "decoders": [{"type": "CTC"}]}})",
+       "decoder.decoders[0].type: unsupported decoder stage 'CTC'"},
+      {R"({"decoder": {"type": "Replace", "pattern": {"Regex": "_"},
+                       "content": " "}})",
+       R"(decoder.pattern: expected {"String": ...})"},
+      {R"({"decoder": {"type": "Metaspace", "replacement": ""}})",
+       R"(decoder.replacement: expected one character, got "")"},
+  };
+  for (const auto &[casePatch, message] : cases) {
+    const auto &patch = casePatch;
+    SCOPED_TRACE(patch);
+    EXPECT_TRUE(contains(
+        errorFrom([&] { patched("llama_style.json", Json::parse(patch)); }),
+        "patched.json: " + message));
+  }
+  // A ByteLevel pre-tokenizer takes only the ByteLevel decoder.
+  EXPECT_TRUE(contains(
+      errorFrom([&] {
+        patched("gpt2_style.json", {{"decoder", {{"type", "ByteFallback"}}}});
+      }),
+      "decoder.type: unsupported decoder for a ByteLevel "
+      "pre-tokenizer 'ByteFallback' (supported: ByteLevel)"));
+}
+
 // Replacing any value of a valid file by a value of another kind must give a
 // tokenizer or a genesis::Error, never another exception or a crash.
 TEST(BpeTokenizerTest, SurvivesMutatedFiles) {
-  Json original = dataFile("qwen2_style.json");
-  Json flat = original.flatten();
-  std::vector<std::string> pointers;
-  for (auto it = flat.begin(); it != flat.end(); ++it)
-    pointers.push_back(it.key());
-  const std::vector<Json> replacements = {nullptr,
-                                          true,
-                                          -1,
-                                          3,
-                                          1.5,
-                                          "",
-                                          "x",
-                                          "(",
-                                          Json::array(),
-                                          Json::object(),
-                                          Json::array({"a", "b"})};
-  std::mt19937 random(5);
-  int refused = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    Json mutated = original;
-    // Half the trials change a value, half the object or array holding it.
-    Json::json_pointer pointer(pointers[std::uniform_int_distribution<size_t>(
-        0, pointers.size() - 1)(random)]);
-    if (trial % 2 && !pointer.empty())
-      pointer = pointer.parent_pointer();
-    mutated[pointer] = replacements[std::uniform_int_distribution<size_t>(
-        0, replacements.size() - 1)(random)];
-    std::string path = writeTemp("mutated.json", mutated.dump());
-    try {
-      BpeTokenizer tokenizer = BpeTokenizer::fromFile(path);
-      tokenizer.decode(tokenizer.encode("Hello <|im_start|> wörld 42"));
-    } catch (const Error &) {
-      ++refused;
-    } catch (const std::exception &other) {
-      ADD_FAILURE() << pointer.to_string() << " -> " << mutated[pointer].dump()
-                    << ": " << other.what();
-    }
+  for (const char *file : {"qwen2_style.json", "llama_style.json"}) {
+    SCOPED_TRACE(file);
+    expectMutationsRefusedOrUsable(dataFile(file));
   }
-  EXPECT_GT(refused, 50);
 }
