@@ -225,6 +225,24 @@ Tensor Tensor::permute(Shape dims, Site site) const {
   Trace &tr = traceOf({this}, site);
   for (int64_t &d : dims)
     d = normalizeDim(tr, site, d, dim());
+  // A permutation that moves only dimensions of size 1 (a decode step's
+  // heads, [1, 1, H, D] -> [1, H, 1, D]) keeps the row-major order: a
+  // reshape, which costs no kernel.
+  Shape sorted = dims;
+  std::sort(sorted.begin(), sorted.end());
+  bool isPermutation =
+      std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() &&
+      static_cast<int64_t>(dims.size()) == dim();
+  if (isPermutation) {
+    Shape permuted, kept;
+    for (int64_t d : dims) {
+      permuted.push_back(size(d));
+      if (size(d) != 1)
+        kept.push_back(d);
+    }
+    if (std::is_sorted(kept.begin(), kept.end()))
+      return reshape(permuted, site);
+  }
   return emit<TransposeOp>(tr, site, value_, ArrayRef<int64_t>(dims));
 }
 
@@ -570,6 +588,7 @@ Tensor stack(const std::vector<Tensor> &tensors, int64_t dim, Site site) {
   valuesOf(tensors, site, "stack");
   int64_t axis = dim < 0 ? dim + tensors.front().dim() + 1 : dim;
   std::vector<Tensor> expanded;
+  expanded.reserve(tensors.size());
   for (const Tensor &t : tensors)
     expanded.push_back(t.unsqueeze(axis, site));
   return cat(expanded, axis, site);

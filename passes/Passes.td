@@ -261,6 +261,11 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        - `genesis.relu`, when the epilogue is `none` or `bias`: `relu` or
          `bias_relu`;
        - `genesis.gelu approximate = tanh`, likewise: `gelu` or `bias_gelu`.
+       A `genesis.reshape` between the call and that user which keeps the
+       last dimension (a linear layer's rows put back into their batch
+       shape) is seen through when it is the result's only use and has one
+       use itself: every absorbed op acts elementwise or along the last
+       dimension, so the reshape goes after the new call.
        The new call takes the absorbed op's place, at the `FusedLoc` of both
        locations; a constant or broadcast left without users is erased.
     2. Loop fusion (XLA's). Fusible ops are the genesis ops with the
@@ -924,7 +929,12 @@ def GenesisDecomposeAttention
     set to -inf (an iota comparison broadcast over B and H), then a softmax
     written with reduce_max / exp / reduce_sum / div in which a row whose
     maximum is -inf (it sees no key) gives zeros instead of NaN, as the
-    op's semantics say; `out = P v`. Backward (the op's stated formulas):
+    op's semantics say; `out = P v`. With at most 16 query rows per
+    key/value head (a decode step: one query for each head of a group), the
+    forward's two products are row reductions of broadcast products instead
+    of GEMMs (`q k^T` reduces [B*Hkv, rows, T, D] over D; `P v` reduces
+    [B*Hkv, rows, Dv, T] over T, v transposed first), one warp per output:
+    cuBLASLt runs such a GEMM as one tile per batch. Backward (the op's stated formulas):
     `dV = P^T dO`, `dP = dO V^T`, `dS = P (dP - rowsum(P * dP))` (which is
     rowsum(dO * O) for O recomputed from P, as the evaluator does),
     `dQ = scale dS K`, `dK = scale dS^T Q`; the grouped layout sums dK and dV
@@ -934,12 +944,14 @@ def GenesisDecomposeAttention
 
 def GenesisDecomposeLayerNorm
     : Pass<"genesis-decompose-layer-norm", "mlir::func::FuncOp"> {
-  let summary = "f32 layer_norm as row sums and elementwise ops (CUDA)";
+  let summary = "f32 layer_norm and rms_norm as row sums and elementwise ops (CUDA)";
   let description = [{
     Rewrites every `genesis.layer_norm` of an f32 operand into
     `(x - mean(x)) * rsqrt(mean((x - mean(x))^2) + eps) * weight + bias`,
-    the row statistics built op for op as the op's VJP builds them, so that
-    CSE shares them between the forward and the backward of a train step.
+    and every f32 `genesis.rms_norm` into `x * rsqrt(mean(x^2) + eps) *
+    weight`, the row statistics built op for op as the op's VJP builds them,
+    so that CSE shares them between the forward and the backward of a train
+    step.
     genesis-fuse and genesis-merge-row-fusions then make one row fusion of
     the norm, the ops before it (a residual add) and after it (the cast of
     its result to 16 bits): one kernel that reads x once and writes the

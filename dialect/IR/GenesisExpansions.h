@@ -18,6 +18,11 @@ namespace genesis {
 /// location.
 mlir::Value expandLayerNorm(mlir::OpBuilder &builder, LayerNormOp norm);
 
+/// `norm`'s result built at the insertion point as x r w, r = 1/sqrt(mean(x^2)
+/// + eps) built as RmsNormOp's VJP builds it; the ops carry `norm`'s
+/// location.
+mlir::Value expandRmsNorm(mlir::OpBuilder &builder, RmsNormOp norm);
+
 } // namespace genesis
 
 #endif // GENESIS_DIALECT_IR_GENESISEXPANSIONS_H

@@ -524,15 +524,21 @@ GENESIS_VJP(LayerNormOp) {
     grads[getWeight() ? 2 : 1] = e.sumRows(g);
 }
 
+namespace {
+/// 1/sqrt(mean(x^2) + eps) along the last dimension, broadcast to x's shape.
+Value rmsNormInverse(Emitter &e, Value x, double epsilon) {
+  return RsqrtOp::create(
+      e.b, e.loc,
+      e.add(e.meanLast(e.mul(x, x)), e.splat(x.getType(), epsilon)));
+}
+} // namespace
+
 GENESIS_VJP(RmsNormOp) {
   // xhat = x r, r = 1/sqrt(mean(x^2) + eps); with h = g w:
   // dx = r (h - xhat mean(h xhat)), dw = sum(g xhat).
   Emitter e(builder, *this);
   Value x = getOperand(), g = resultGrads[0];
-  Value r = RsqrtOp::create(
-      builder, e.loc,
-      e.add(e.meanLast(e.mul(x, x)),
-            e.splat(x.getType(), getEpsilon().convertToDouble())));
+  Value r = rmsNormInverse(e, x, getEpsilon().convertToDouble());
   Value xhat = e.mul(x, r);
   Value h = e.mul(g, e.expandTable1D(getWeight(), x.getType()));
   grads[0] = e.mul(r, e.sub(h, e.mul(xhat, e.meanLast(e.mul(h, xhat)))));
@@ -617,4 +623,11 @@ Value genesis::expandLayerNorm(OpBuilder &builder, LayerNormOp norm) {
   if (norm.getBias())
     y = e.add(y, e.expandTable1D(norm.getBias(), x.getType()));
   return y;
+}
+
+Value genesis::expandRmsNorm(OpBuilder &builder, RmsNormOp norm) {
+  Emitter e(builder, norm.getLoc());
+  Value x = norm.getOperand();
+  Value r = rmsNormInverse(e, x, norm.getEpsilon().convertToDouble());
+  return e.mul(e.mul(x, r), e.expandTable1D(norm.getWeight(), x.getType()));
 }

@@ -114,14 +114,16 @@ std::vector<KvCache> KvCacheBuffers::caches() {
 namespace {
 /// `cache` [B, H, T, D] with rows position .. position + S - 1 replaced by
 /// `rows` [B, H, S, D]: an elementwise select of a gather, which a plan runs
-/// in place on the cache's buffer.
+/// in place on the cache's buffer. One row (a decode step) is a broadcast
+/// rather than a gather, so the select is one kernel.
 Tensor write_rows(const Tensor &cache, const Tensor &rows,
                   const Tensor &position) {
   int64_t seq = rows.size(2), length = cache.size(2);
   Tensor offset = arange(cache.trace(), length) - position;
   Tensor inside = logical_and(ge(offset, full_like(offset, 0)),
                               lt(offset, full_like(offset, seq)));
-  Tensor source = index_select(rows, 2, clamp(offset, 0, seq - 1));
+  Tensor source = seq == 1 ? broadcast_to(rows, cache.shape())
+                           : index_select(rows, 2, clamp(offset, 0, seq - 1));
   return where(inside.reshape({1, 1, length, 1}), source, cache);
 }
 } // namespace

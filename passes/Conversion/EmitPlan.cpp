@@ -487,9 +487,23 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       continue;
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      FailureOr<uint32_t> src = tensorFor(reshape->getOperand(0));
+      FailureOr<uint32_t> src = tensorFor(reshape.getOperand());
+      if (failed(src))
+        return failure();
+      // A reshape of a value that keeps its external tensor to the end (an
+      // input no step updates, or a result its producer wrote there, as a
+      // KV cache's rows) reads that tensor's bytes in place: steps address
+      // tensors by pointer, and a reshape keeps the row-major order.
+      bool external =
+          llvm::is_contained(inputs, *src) || llvm::is_contained(outputs, *src);
+      bool updatedLater = isa<BlockArgument>(reshape.getOperand()) &&
+                          llvm::is_contained(outputs, *src);
+      if (external && !updatedLater && !tensors.count(reshape.getResult())) {
+        tensors[reshape.getResult()] = *src;
+        continue;
+      }
       FailureOr<uint32_t> dst = tensorFor(reshape->getResult(0));
-      if (failed(src) || failed(dst))
+      if (failed(dst))
         return failure();
       auto srcPlanned = memory.offsets.find(reshape->getOperand(0));
       auto dstPlanned = memory.offsets.find(reshape->getResult(0));

@@ -66,11 +66,53 @@ struct Decomposer {
     return reshape(x, {batch * kvHeads, rows, width});
   }
 
+  /// Whether a key/value head has so few query rows (a decode step's one
+  /// query per head of its group) that its products run as row reductions:
+  /// cuBLASLt gives a [7, 1024] x [1024, 64] GEMM one tile per batch, and
+  /// Qwen2.5-0.5B's decode step spent 26 us in each.
+  bool fewQueryRows() const {
+    return heads / kvHeads * queries <= kMaxRowsForReductions;
+  }
+  static constexpr int64_t kMaxRowsForReductions = 16;
+
+  /// [N, M, K] x [N, L, K]^T -> [N, M, L] as a row reduction over K of the
+  /// broadcast product: one warp per output.
+  Value productOverLastDim(Value a, Value c) {
+    auto at = cast<RankedTensorType>(a.getType());
+    auto ct = cast<RankedTensorType>(c.getType());
+    int64_t n = at.getDimSize(0), m = at.getDimSize(1), k = at.getDimSize(2),
+            l = ct.getDimSize(1);
+    RankedTensorType wide = tensor({n, m, l, k});
+    Value product = MulOp::create(
+        b, loc,
+        BroadcastInDimOp::create(b, loc, wide, a, ArrayRef<int64_t>{0, 1, 3}),
+        BroadcastInDimOp::create(b, loc, wide, c, ArrayRef<int64_t>{0, 2, 3}));
+    return ReduceSumOp::create(b, loc, product, ArrayRef<int64_t>{3}, false);
+  }
+
+  /// `a` [N, M, K] times `c` [N, K, L] (batched): a GEMM, or with few query
+  /// rows the row reduction of `a` against `c` transposed.
+  Value timesPerKvHead(Value a, Value c) {
+    if (!fewQueryRows())
+      return MatmulOp::create(b, loc, a, c, false, false);
+    auto ct = cast<RankedTensorType>(c.getType());
+    Value transposed = TransposeOp::create(
+        b, loc,
+        tensor({ct.getDimSize(0), ct.getDimSize(2), ct.getDimSize(1)},
+               ct.getElementType()),
+        c, ArrayRef<int64_t>{0, 2, 1});
+    return productOverLastDim(a, transposed);
+  }
+
   /// softmax(scale q k^T + mask, causal) as [B, Hq, S, T]; rows that see no
   /// key are all zero (the evaluator's rule).
   Value probabilities(Value q, Value k, Value mask, bool causal, double scale) {
-    Value scores = MatmulOp::create(b, loc, groupedQueries(q, depth),
-                                    perKvHead(k, keys, depth), false, true);
+    Value scores =
+        fewQueryRows()
+            ? productOverLastDim(groupedQueries(q, depth),
+                                 perKvHead(k, keys, depth))
+            : MatmulOp::create(b, loc, groupedQueries(q, depth),
+                               perKvHead(k, keys, depth), false, true);
     // Scaled after the reshape: the scale then fuses with the mask and the
     // softmax (and with genesis-amp, so does the GEMM result's cast).
     scores = reshape(scores, {batch, heads, queries, keys});
@@ -131,9 +173,9 @@ void genesis::decomposeAttention(AttentionOp op) {
       decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
   Value p = d.probabilities(op.getQuery(), op.getKey(), op.getMask(),
                             op.getCausal(), op.getScale().convertToDouble());
-  Value out = MatmulOp::create(b, op.getLoc(), d.groupedQueries(p, d.keys),
-                               d.perKvHead(op.getValue(), d.keys, d.valueDepth),
-                               false, false);
+  Value out =
+      d.timesPerKvHead(d.groupedQueries(p, d.keys),
+                       d.perKvHead(op.getValue(), d.keys, d.valueDepth));
   op.getResult().replaceAllUsesWith(
       d.reshape(out, {d.batch, d.heads, d.queries, d.valueDepth}));
   op.erase();

@@ -1,4 +1,4 @@
-//===- DecomposeLayerNorm.cpp - layer_norm as row sums and elementwise ops ===//
+//===- DecomposeLayerNorm.cpp - Norms as row sums and elementwise ops -----===//
 //
 // Implements genesis-decompose-layer-norm; Passes.td states the algorithm.
 //
@@ -27,16 +27,20 @@ struct GenesisDecomposeLayerNormPass
     : public genesis::impl::GenesisDecomposeLayerNormBase<
           GenesisDecomposeLayerNormPass> {
   void runOnOperation() override {
-    SmallVector<LayerNormOp> norms;
-    getOperation().walk([&](LayerNormOp norm) {
-      if (norm.getType().getElementType().isF32())
-        norms.push_back(norm);
+    SmallVector<Operation *> norms;
+    getOperation().walk([&](Operation *op) {
+      if (isa<LayerNormOp, RmsNormOp>(op) &&
+          getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+        norms.push_back(op);
     });
-    LLVM_DEBUG(llvm::dbgs() << norms.size() << " f32 layer norms\n");
-    for (LayerNormOp norm : norms) {
+    LLVM_DEBUG(llvm::dbgs() << norms.size() << " f32 norms\n");
+    for (Operation *norm : norms) {
       OpBuilder builder(norm);
-      norm.getResult().replaceAllUsesWith(expandLayerNorm(builder, norm));
-      norm.erase();
+      Value expanded = isa<LayerNormOp>(norm)
+                           ? expandLayerNorm(builder, cast<LayerNormOp>(norm))
+                           : expandRmsNorm(builder, cast<RmsNormOp>(norm));
+      norm->getResult(0).replaceAllUsesWith(expanded);
+      norm->erase();
     }
   }
 };

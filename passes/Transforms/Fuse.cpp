@@ -125,12 +125,23 @@ std::optional<double> splatFloat(Value value) {
 }
 
 /// Replaces `call` and its sole user by one call when rule 1 allows it;
-/// returns the new call, or null.
+/// returns the new call, or null. A reshape between them that keeps the
+/// last dimension (a linear layer's rows put back into their batch shape)
+/// is seen through and goes after the new call: every absorbed op acts
+/// elementwise or along the last dimension.
 LibraryCallOp absorbUser(LibraryCallOp call) {
   Value result = call.getResult();
   if (!result.hasOneUse())
     return {};
   Operation *user = *result.user_begin();
+  auto reshape = dyn_cast<ReshapeOp>(user);
+  if (reshape) {
+    if (!reshape.getResult().hasOneUse() ||
+        reshape.getType().getShape().back() != call.getType().getShape().back())
+      return {};
+    result = reshape.getResult();
+    user = *result.user_begin();
+  }
   GemmEpilogue epilogue = call.getEpilogue();
   Value bias = call.getBias();
   double alpha = call.getAlpha().convertToDouble();
@@ -169,8 +180,14 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
       builder, builder.getFusedLoc({call.getLoc(), user->getLoc()}),
       call.getType(), epilogue, call.getLhs(), call.getRhs(), bias,
       call.getTransposeLhs(), call.getTransposeRhs(), APFloat(alpha));
-  user->getResult(0).replaceAllUsesWith(fused.getResult());
+  Value replacement = fused.getResult();
+  if (reshape)
+    replacement = ReshapeOp::create(builder, reshape.getLoc(),
+                                    reshape.getType(), replacement);
+  user->getResult(0).replaceAllUsesWith(replacement);
   user->erase();
+  if (reshape)
+    reshape.erase();
   call.erase();
   if (Operation *dead = absorbed ? absorbed.getDefiningOp() : nullptr)
     if (isOpTriviallyDead(dead))

@@ -2,7 +2,8 @@
 """Batch-1 greedy decoding of a Qwen2.5-0.5B-shaped model (random weights) on
 the GPU: Genesis's compiled prefill/decode plan with its static KV cache
 (`genesis-generate --random=qwen2.5-0.5b --compile-only --target=cuda`,
-carried as CARRY/qwen/generate.gplan, run by genesis-generate-runtime) next
+carried as CARRY/qwen/generate.gplan or named by QWEN_PLAN, run by
+genesis-generate-runtime) next
 to Hugging Face transformers' generate() on the same weights, in one script.
 
 The weights are drawn here by transformers (Qwen2ForCausalLM of the
@@ -25,8 +26,11 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 
 CARRY = sys.argv[1]
 RUNTIME = os.path.join(CARRY, "bin", "genesis-generate-runtime")
-PLAN = os.path.join(CARRY, "qwen", "generate.gplan")
+PLAN = os.environ.get("QWEN_PLAN", os.path.join(CARRY, "qwen", "generate.gplan"))
 NEW = int(os.environ.get("QWEN_NEW_TOKENS", "128"))
+# QWEN_PROFILE=1: Genesis also decodes once with --profile (every step timed
+# alone, without the CUDA graph) and prints its slowest steps.
+PROFILE = os.environ.get("QWEN_PROFILE") == "1"
 PROMPT = "def fibonacci(n):\n    "
 
 
@@ -54,6 +58,13 @@ def main():
                               os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
                               "--max-new-tokens", str(NEW), "--temperature", "0"],
                              capture_output=True, text=True, errors="replace")
+        if PROFILE:
+            profiled = subprocess.run(
+                [RUNTIME, "--plan", PLAN, "--weights",
+                 os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
+                 "--max-new-tokens", "16", "--temperature", "0", "--profile"],
+                capture_output=True, text=True, errors="replace")
+            print(profiled.stdout[-6000:], profiled.stderr[-3000:], flush=True)
     print(run.stdout[-1500:], run.stderr[-1500:], flush=True)
     match = re.search(r"decode: (\d+) tokens?, ([0-9.]+) tokens/s", run.stdout + run.stderr)
     if match:

@@ -34,3 +34,22 @@ func.func @plain_and_16_bit(%x: tensor<4x8xf32>, %h: tensor<4x8xbf16>) -> (tenso
   %1 = genesis.layer_norm %h eps 1.0e-05 : tensor<4x8xbf16>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xbf16>
 }
+
+// -----
+
+// An f32 rms_norm becomes x * rsqrt(mean(x^2) + eps) * weight; a 16-bit one
+// stays for the op kernel.
+// CHECK-LABEL: func.func @rms(
+// CHECK: %[[SQ:.+]] = genesis.mul %arg0, %arg0
+// CHECK: genesis.reduce_sum %[[SQ]] dims [1] keepdim
+// CHECK: %[[R:.+]] = genesis.rsqrt
+// CHECK-DAG: %[[XHAT:.+]] = genesis.mul %arg0, %[[R]]
+// CHECK-DAG: %[[W:.+]] = genesis.broadcast_in_dim %arg1, [1]
+// CHECK: %[[Y:.+]] = genesis.mul %[[XHAT]], %[[W]]
+// CHECK: %[[H:.+]] = genesis.rms_norm %arg2, %arg3
+// CHECK: return %[[Y]], %[[H]]
+func.func @rms(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %h: tensor<4x8xbf16>, %wh: tensor<8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %0 = genesis.rms_norm %x, %w eps 1.0e-06 : tensor<4x8xf32>, tensor<8xf32>
+  %1 = genesis.rms_norm %h, %wh eps 1.0e-06 : tensor<4x8xbf16>, tensor<8xbf16>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xbf16>
+}

@@ -107,6 +107,34 @@ func.func @biased_shared(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<1
 
 // -----
 
+// A linear layer's rows put back into their batch shape before the bias
+// (frontend linear on [B, T, C]): the reshape keeps the last dimension, so
+// the call absorbs the bias and the relu through it and the reshape follows.
+// A reshape that changes the last dimension stops absorption.
+
+// CHECK-LABEL: func.func @bias_through_reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[B:.+]]: tensor<16xf32>, %[[B2:.+]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.+]] = genesis.library_call bias_relu %[[X]], %[[W]] transpose_rhs bias %[[B]] : (tensor<2x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+// CHECK-NEXT: %[[R:.+]] = genesis.reshape %[[Y]] : tensor<2x16xf32> -> tensor<1x2x16xf32>
+// CHECK-NEXT: %[[Z:.+]] = genesis.library_call none %[[X]], %[[W]] transpose_rhs
+// CHECK-NEXT: %[[RZ:.+]] = genesis.reshape %[[Z]] : tensor<2x16xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: genesis.fusion %[[RZ]], %[[B2]]
+// CHECK: return %[[R]],
+func.func @bias_through_reshape(%x: tensor<2x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %b2: tensor<8xf32>) -> (tensor<1x2x16xf32>, tensor<4x8xf32>) {
+  %0 = genesis.matmul %x, %w transpose_rhs : tensor<2x8xf32>, tensor<16x8xf32>
+  %1 = genesis.reshape %0 : tensor<2x16xf32> -> tensor<1x2x16xf32>
+  %2 = genesis.broadcast_in_dim %b, [2] : tensor<16xf32> -> tensor<1x2x16xf32>
+  %3 = genesis.add %1, %2 : tensor<1x2x16xf32>
+  %4 = genesis.relu %3 : tensor<1x2x16xf32>
+  %5 = genesis.matmul %x, %w transpose_rhs : tensor<2x8xf32>, tensor<16x8xf32>
+  %6 = genesis.reshape %5 : tensor<2x16xf32> -> tensor<4x8xf32>
+  %7 = genesis.broadcast_in_dim %b2, [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %8 = genesis.add %6, %7 : tensor<4x8xf32>
+  return %4, %8 : tensor<1x2x16xf32>, tensor<4x8xf32>
+}
+
+// -----
+
 // No epilogue: erf GELU; a bias broadcast along the rows; a non-splat
 // scale; a scale after the bias; a second activation.
 

@@ -627,6 +627,21 @@ TEST(CudaBackend, AttentionRopeAndItsGradient) {
                    kF32);
 }
 
+// genesis-decompose-attention's two forms: a decode step (one query for each
+// of 7 query heads per key/value head, an additive mask) whose products are
+// row reductions of broadcast products, and 2 x 9 = 18 query rows per
+// key/value head, whose products are batched GEMMs.
+TEST(CudaBackend, AttentionOfFewAndManyQueryRows) {
+  EXPECT_ON_DEVICE(deviceError(R"(
+    func.func @f(%q: tensor<1x14x1x64xf32>, %k: tensor<1x2x200x64xf32>, %v: tensor<1x2x200x64xf32>, %m: tensor<1x14x1x200xf32>, %q2: tensor<1x4x9x16xf32>, %k2: tensor<1x2x20x16xf32>, %v2: tensor<1x2x20x8xf32>)
+        -> (tensor<1x14x1x64xf32>, tensor<1x4x9x8xf32>) {
+      %0 = genesis.attention %q, %k, %v mask %m scale 0.125 : (tensor<1x14x1x64xf32>, tensor<1x2x200x64xf32>, tensor<1x2x200x64xf32>, tensor<1x14x1x200xf32>) -> tensor<1x14x1x64xf32>
+      %1 = genesis.attention %q2, %k2, %v2 causal scale 0.25 : (tensor<1x4x9x16xf32>, tensor<1x2x20x16xf32>, tensor<1x2x20x8xf32>) -> tensor<1x4x9x8xf32>
+      return %0, %1 : tensor<1x14x1x64xf32>, tensor<1x4x9x8xf32>
+    })"),
+                   kF32);
+}
+
 // Fused attention (genesis-fused-attention, cuDNN's flash attention) under
 // bf16 and f16: f32 operands rounded to 16 bits, f32 accumulation, 16-bit
 // results, against the evaluator's exact attention. Three shapes: causal
