@@ -6,7 +6,9 @@
 // them) and on the compiled CPU plan (through GenerationSession, whose
 // prefill chunks, pads and sends a lone token through decode). The models
 // are the random tiny GPT-2 and Qwen2 (GQA for Qwen2) and
-// the Hugging Face golden models of tests/data/hf.
+// the Hugging Face golden models of tests/data/hf. Greedy generation with
+// repetition_penalty must pick transformers' tokens
+// (scripts/golden/hf_generate.py).
 //
 // Tolerance: max |cached - full| <= 1e-5 max |full| per row. Both sides do
 // the same arithmetic per row; only the GEMMs' row counts and the masked
@@ -24,10 +26,13 @@
 #include "../TestSupport.h"
 
 #include "gtest/gtest.h"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 using namespace genesis;
@@ -240,6 +245,37 @@ TEST_P(Generation, GreedyGenerationIsArgmaxOfFullForward) {
   for (size_t j = 0; j < result.tokens.size(); ++j)
     EXPECT_EQ(result.tokens[j], argmax(full[prompt.size() - 1 + j]))
         << "new token " << j;
+}
+
+// transformers' generate() on the Hugging Face tiny models, greedy, with
+// repetition_penalty 1.3 (which changes the tokens) and 1.0: the CPU plan
+// and the Sampler pick the same 12 new tokens after the same prompt.
+TEST(GenerationGoldens, MatchTransformersGreedyWithRepetitionPenalty) {
+  for (const std::string name : {"gpt2-tiny", "qwen2-tiny", "qwen2-tiny-v5"}) {
+    SCOPED_TRACE(name);
+    std::ifstream file(kHfDir + name + "/generate.json");
+    nlohmann::json golden = nlohmann::json::parse(
+        std::string(std::istreambuf_iterator<char>(file), {}));
+    std::unique_ptr<CausalLM> lm = loadCausalLM(kHfDir + name);
+    GenerationSession session = cpuSession("golden " + name, *lm);
+    auto prompt = golden["prompt"].get<std::vector<int64_t>>();
+    ASSERT_EQ(prompt, someTokens(3, lm->vocabSize()));
+    ASSERT_EQ(golden["cases"].size(), 2u);
+    for (const nlohmann::json &expected : golden["cases"]) {
+      double penalty = expected["repetition_penalty"].get<double>();
+      SCOPED_TRACE("repetition_penalty " + std::to_string(penalty));
+      session.reset();
+      text::SamplingOptions sampling;
+      sampling.temperature = 0;
+      sampling.repetitionPenalty = penalty;
+      text::Sampler greedy(sampling);
+      GenerateOptions options;
+      options.maxNewTokens = 12;
+      GenerationResult result = generate(session, prompt, greedy, options);
+      EXPECT_EQ(result.tokens,
+                expected["new_tokens"].get<std::vector<int64_t>>());
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
