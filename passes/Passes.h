@@ -212,14 +212,16 @@ bool isSupportedChip(uint32_t chip);
 /// The supported chips for messages: "sm_80, sm_86, ...".
 std::string supportedChipList();
 /// The chips of a `--cuda-arch` value ("sm_80,sm_89,sm_90"), ascending, each
-/// once; throws genesis::Error naming the flag and the first chip that is
-/// malformed or not supported.
+/// once, or for "native" the chip of this machine's GPU (the newest supported
+/// chip not above it; sm_90 without a GPU); throws genesis::Error naming the
+/// flag and the first chip that is malformed or not supported.
 std::vector<uint32_t> parseCudaArchs(const std::string &value);
 
 /// How compilePlan compiles.
 struct PlanOptions {
   /// Cpu (genesis-lower-cpu, one elf-so image) or Cuda (genesis-lower-cuda,
-  /// a cubin per chip of `cudaChips` and the PTX of the newest).
+  /// a cubin per chip of `cudaChips` and the PTX of the oldest, which the
+  /// driver compiles for any later chip).
   plan::Target target = plan::Target::Cpu;
   /// Cuda: the chips to compile cubins for (ascending, isSupportedChip).
   std::vector<uint32_t> cudaChips = {90};
