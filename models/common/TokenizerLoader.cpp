@@ -204,14 +204,15 @@ void Loader::load(const Json &root, BpeModel &bpe) {
   loadNormalizer(root, bpe);
   // As in `tokenizers`, tokens marked normalized are looked for in the
   // normalised text, the others in the text as given.
-  for (AddedToken &token : addedTokens) {
+  for (size_t i = 0; i < addedTokens.size(); ++i) {
+    AddedToken &token = addedTokens[i];
     if (!token.normalized) {
       bpe.rawAddedTokens.add(std::move(token.content), token.id);
       continue;
     }
     std::string normalized = bpe.normalize(token.content);
     if (normalized.empty())
-      fail("added_tokens",
+      fail("added_tokens[" + std::to_string(i) + "].content",
            Json(token.content).dump() + " is empty once normalised");
     // `tokenizers` keeps the normalised form, and decodes it.
     bpe.tokenText[token.id] = normalized;

@@ -492,13 +492,25 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
         return failure();
       // A reshape of a value that keeps its external tensor to the end (an
       // input no step updates, or a result its producer wrote there, as a
-      // KV cache's rows) reads that tensor's bytes in place: steps address
-      // tensors by pointer, and a reshape keeps the row-major order.
+      // KV cache's rows) reads that tensor's bytes in place: kernels address
+      // tensors by pointer, and a reshape keeps the row-major order. The
+      // plan checker reads a GEMM operand's columns from its tensor's last
+      // dimension and an attention operand's whole shape, so the reshape
+      // must keep the last dimension and feed no attention step.
+      auto from = cast<RankedTensorType>(reshape.getOperand().getType());
+      auto to = cast<RankedTensorType>(reshape.getType());
       bool external =
           llvm::is_contained(inputs, *src) || llvm::is_contained(outputs, *src);
       bool updatedLater = isa<BlockArgument>(reshape.getOperand()) &&
                           llvm::is_contained(outputs, *src);
-      if (external && !updatedLater && !tensors.count(reshape.getResult())) {
+      bool keepsRows = from.getRank() > 0 && to.getRank() > 0 &&
+                       from.getShape().back() == to.getShape().back();
+      bool feedsAttention =
+          llvm::any_of(reshape->getUsers(), [](Operation *user) {
+            return isa<FusedAttentionOp, FusedAttentionGradOp>(user);
+          });
+      if (external && !updatedLater && keepsRows && !feedsAttention &&
+          !tensors.count(reshape.getResult())) {
         tensors[reshape.getResult()] = *src;
         continue;
       }

@@ -136,7 +136,7 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
   Operation *user = *result.user_begin();
   auto reshape = dyn_cast<ReshapeOp>(user);
   if (reshape) {
-    if (!reshape.getResult().hasOneUse() ||
+    if (!reshape.getResult().hasOneUse() || reshape.getType().getRank() == 0 ||
         reshape.getType().getShape().back() != call.getType().getShape().back())
       return {};
     result = reshape.getResult();

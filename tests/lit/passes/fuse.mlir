@@ -757,3 +757,19 @@ func.func @residual_stored(%x: tensor<4x8xf32>, %p: tensor<4x8xbf16>, %q: tensor
   %r2 = genesis.reduce_sum %x2 dims [1] : tensor<4x8xf32>
   return %r, %c, %r2 : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A product reshaped to a scalar (matmul of two vectors) absorbs nothing
+// through the reshape: a rank-0 result has no last dimension.
+// CHECK-LABEL: func.func @dot_to_scalar
+// CHECK: genesis.library_call none
+// CHECK: genesis.reshape {{.+}} : tensor<1x1xf32> -> tensor<f32>
+// CHECK: genesis.fusion
+func.func @dot_to_scalar(%a: tensor<1x4xf32>, %b: tensor<4x1xf32>) -> tensor<f32> {
+  %0 = genesis.matmul %a, %b : tensor<1x4xf32>, tensor<4x1xf32>
+  %1 = genesis.reshape %0 : tensor<1x1xf32> -> tensor<f32>
+  %c = genesis.constant dense<2.0> : tensor<f32>
+  %2 = genesis.mul %1, %c : tensor<f32>
+  return %2 : tensor<f32>
+}

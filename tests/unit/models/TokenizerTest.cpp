@@ -520,7 +520,7 @@ TEST(BpeTokenizerTest, RejectsUnsupportedOrInconsistentContent) {
                              "normalized": true}],
            "normalizer": {"type": "Replace", "pattern": {"String": "<|x|>"},
                           "content": ""}})",
-       R"(added_tokens: "<|x|>" is empty once normalised)"},
+       R"(added_tokens[0].content: "<|x|>" is empty once normalised)"},
   };
   for (const auto &[casePatch, message] : cases) {
     const auto &patch = casePatch; // lambdas capture variables, not bindings
