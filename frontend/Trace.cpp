@@ -112,6 +112,16 @@ Tensor Trace::input(const std::string &name, DType dtype, const Shape &shape,
 }
 
 void Trace::bind(nn::Module &module, const std::string &prefix, Site site) {
+  bindModule(module, std::nullopt, prefix, site);
+}
+
+void Trace::bind_cast(nn::Module &module, DType compute,
+                      const std::string &prefix, Site site) {
+  bindModule(module, compute, prefix, site);
+}
+
+void Trace::bindModule(nn::Module &module, std::optional<DType> compute,
+                       const std::string &prefix, Site site) {
   auto bindAll = [&](const nn::Module::NamedParameters &named,
                      const char *role) {
     for (auto &[name, parameter] : named) {
@@ -120,7 +130,10 @@ void Trace::bind(nn::Module &module, const std::string &prefix, Site site) {
           data.shape(), elementTypeOf(&context(), data.dtype()));
       BlockArgument argument = addArgument(prefix + name, role, type, site);
       bound_.back() = &data;
-      parameter->bind(Tensor(argument, this), prefix + name);
+      Tensor traced(argument, this);
+      if (compute && isFloatDType(data.dtype()) && data.dtype() != *compute)
+        traced = traced.to(*compute, site);
+      parameter->bind(traced, prefix + name);
     }
   };
   bindAll(module.named_parameters(), "parameter");

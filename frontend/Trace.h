@@ -33,6 +33,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ public:
   /// state_dict order.
   void bind(nn::Module &module, const std::string &prefix = "",
             Site site = Site::current());
+  /// bind for a model that computes in `compute`: a floating parameter or
+  /// buffer stored in another type (bf16 weights of an f32 model) is an
+  /// argument of its stored type that the model sees cast to `compute`, as
+  /// autocast reads 16-bit weights (genesis-amp's GEMMs then read them
+  /// directly).
+  void bind_cast(nn::Module &module, DType compute,
+                 const std::string &prefix = "", Site site = Site::current());
   /// The scalar i64 seed argument of dropout (role "rng_seed"), created on
   /// first use.
   Tensor rng_seed();
@@ -102,6 +110,8 @@ private:
                                   const std::string &role, mlir::Type type,
                                   Site site);
   void checkOpen(Site site) const;
+  void bindModule(nn::Module &module, std::optional<DType> compute,
+                  const std::string &prefix, Site site);
 
   /// The context and module, shared by the traces recording into them.
   struct Shared {

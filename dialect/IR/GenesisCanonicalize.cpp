@@ -114,7 +114,37 @@ struct SumOverEmptyDimension : OpRewritePattern<ReduceSumOp> {
   }
 };
 
+/// `take(cast(x), i)` is `cast(take(x, i))`: a cast converts each element
+/// alone, so gathering first gives the same values. Applied where the take
+/// gives no more elements than `x` has, so that an embedding lookup in a
+/// 16-bit table (bound widened by Trace::bind_cast) widens the rows it
+/// reads instead of the whole table.
+struct TakeOfCast : OpRewritePattern<TakeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TakeOp take,
+                                PatternRewriter &rewriter) const override {
+    auto castOp = take.getOperand().getDefiningOp<CastOp>();
+    if (!castOp)
+      return failure();
+    Value source = castOp.getOperand();
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto resultType = cast<RankedTensorType>(take.getType());
+    if (resultType.getNumElements() > sourceType.getNumElements())
+      return failure();
+    Value gathered = TakeOp::create(rewriter, take.getLoc(), source,
+                                    take.getIndices(), take.getAxis());
+    rewriter.replaceOpWithNewOp<CastOp>(take, resultType, gathered);
+    return success();
+  }
+};
+
 } // namespace
+
+void TakeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<TakeOfCast>(context);
+}
 
 void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {

@@ -435,6 +435,10 @@ def Genesis_TakeOp : Genesis_InferredOp<"take", [Genesis_Differentiable]> {
     `result[a..., i..., b...] = operand[a..., indices[i...], b...]`.
     An embedding lookup is `take` along axis 0. Each index must lie in
     `[0, operand.shape[axis])`; the evaluator reports one that does not.
+    A take of a cast that gives no more elements than the cast's operand
+    canonicalizes to the cast of the take (the same values: a cast acts on
+    each element alone), so a lookup in a 16-bit table widens its rows, not
+    the table.
 
     ```mlir
     %1 = genesis.take %table, %ids axis 0 : tensor<100x16xf32>, tensor<4x8xi64>
@@ -447,6 +451,7 @@ def Genesis_TakeOp : Genesis_InferredOp<"take", [Genesis_Differentiable]> {
     $operand `,` $indices `axis` $axis attr-dict `:` type($operand) `,`
     type($indices)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Genesis_ScatterAddOp : Genesis_InferredOp<"scatter_add", [Genesis_Differentiable]> {

@@ -86,20 +86,24 @@ namespace {
 /// The buffers "k" and "v" of one layer.
 class LayerCache : public Module {
 public:
-  explicit LayerCache(const Shape &shape) {
-    register_buffer("k", HostArray(DType::F32, shape));
-    register_buffer("v", HostArray(DType::F32, shape));
+  LayerCache(const Shape &shape, DType dtype) {
+    register_buffer("k", HostArray(dtype, shape));
+    register_buffer("v", HostArray(dtype, shape));
   }
 };
 } // namespace
 
 KvCacheBuffers::KvCacheBuffers(int64_t num_layers, int64_t batch,
                                int64_t kv_heads, int64_t max_len,
-                               int64_t head_dim) {
+                               int64_t head_dim, DType dtype) {
+  if (!isFloatDType(dtype))
+    throw Error(
+        std::string("KvCacheBuffers: the cache must hold floats, not ") +
+        dtypeName(dtype));
   auto layers = register_module("layers", std::make_shared<ModuleList<>>());
   for (int64_t i = 0; i < num_layers; ++i)
     layers->push_back(std::make_shared<LayerCache>(
-        Shape{batch, kv_heads, max_len, head_dim}));
+        Shape{batch, kv_heads, max_len, head_dim}, dtype));
 }
 
 std::vector<KvCache> KvCacheBuffers::caches() {
@@ -130,14 +134,17 @@ Tensor write_rows(const Tensor &cache, const Tensor &rows,
 
 Tensor cached_attention(const Tensor &q, const Tensor &k, const Tensor &v,
                         const Tensor &position, KvCache &cache) {
-  cache.key = write_rows(cache.key, k, position);
-  cache.value = write_rows(cache.value, v, position);
+  // A 16-bit cache stores rounded keys and values; attention reads them
+  // widened to the queries' type.
+  cache.key = write_rows(cache.key, k.to(cache.key.dtype()), position);
+  cache.value = write_rows(cache.value, v.to(cache.value.dtype()), position);
   // Query s (at position + s) may attend to key t when t <= position + s.
   Trace &trace = q.trace();
   int64_t seq = q.size(2), length = cache.key.size(2);
   Tensor queryPositions = (arange(trace, seq) + position).unsqueeze(1);
   Tensor allowed = le(arange(trace, length).unsqueeze(0), queryPositions);
-  return scaled_dot_product_attention(q, cache.key, cache.value, allowed);
+  return scaled_dot_product_attention(q, cache.key.to(q.dtype()),
+                                      cache.value.to(q.dtype()), allowed);
 }
 
 Attention::Attention(int64_t hidden, int64_t num_heads, int64_t num_kv_heads,

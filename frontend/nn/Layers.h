@@ -120,13 +120,14 @@ struct KvCache {
 };
 
 /// Zero-filled buffers "layers.<i>.k" and "layers.<i>.v", one KvCache per
-/// layer, [batch, kv_heads, max_len, head_dim] each. Kept out of the model so
-/// that its state_dict stays the checkpoint's; bind it with its own prefix
-/// (Trace::bind(caches, "cache.")).
+/// layer, [batch, kv_heads, max_len, head_dim] each, of a float `dtype`
+/// (bf16 or f16 halves the cache; cached_attention rounds into it). Kept out of
+/// the model so that its state_dict stays the checkpoint's; bind it with its
+/// own prefix (Trace::bind(caches, "cache.")).
 class KvCacheBuffers : public Module {
 public:
   KvCacheBuffers(int64_t num_layers, int64_t batch, int64_t kv_heads,
-                 int64_t max_len, int64_t head_dim);
+                 int64_t max_len, int64_t head_dim, DType dtype = DType::F32);
   /// The traced buffers of the most recent bind, in layer order.
   std::vector<KvCache> caches();
 };

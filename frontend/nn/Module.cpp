@@ -131,10 +131,7 @@ void Module::to(DType dtype) {
     HostArray &data = parameter->data();
     if (!isFloatDType(data.dtype()) || data.dtype() == dtype)
       return;
-    HostArray converted(dtype, data.shape());
-    for (int64_t i = 0; i < data.numel(); ++i)
-      converted.setDouble(i, data.getDouble(i));
-    data = std::move(converted);
+    data = data.toFloatType(dtype);
   };
   for (auto &[name, parameter] : named_parameters())
     convert(parameter);

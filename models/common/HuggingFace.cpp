@@ -330,10 +330,7 @@ void loadWeights(nn::Module &module, const std::string &path,
       values.push_back(std::move(source));
       continue;
     }
-    HostArray converted(dtype, source.shape());
-    for (int64_t i = 0; i < source.numel(); ++i)
-      converted.setDouble(i, source.getDouble(i));
-    values.push_back(std::move(converted));
+    values.push_back(source.toFloatType(dtype));
   }
   for (size_t i = 0; i < expected.size(); ++i)
     expected[i].second->data() = std::move(values[i]);

@@ -42,7 +42,14 @@ void bindParameters(Session &session, const NamedArrays &weights,
     if (it == byName.end())
       throw Error("'" + source + "' has no tensor '" + tensor.name +
                   "', a parameter of the plan");
-    session.bind(tensor.name, *it->second);
+    const HostArray &array = *it->second;
+    // As load_state_dict copies: a float tensor takes the plan's float type
+    // (an f32 checkpoint feeds a bf16 plan); anything else must match.
+    if (array.dtype() != tensor.dtype && isFloatDType(array.dtype()) &&
+        isFloatDType(tensor.dtype))
+      session.bind(tensor.name, array.toFloatType(tensor.dtype));
+    else
+      session.bind(tensor.name, array);
   }
 }
 
@@ -91,13 +98,18 @@ GenerationSession::GenerationSession(Session session)
     fail("it needs one key and one value cache buffer per layer ('" +
          std::string(names::kCachePrefix) + "...'), found " +
          std::to_string(caches.size()));
+  DType cacheType = caches.front()->dtype;
   for (const TensorInfo *cache : caches) {
-    if (cache->dtype != DType::F32 || cache->shape.size() != 4 ||
-        cache->shape[0] != 1 || cache->shape != caches.front()->shape)
+    if (cache->dtype != cacheType ||
+        (cacheType != DType::F32 && cacheType != DType::BF16 &&
+         cacheType != DType::F16) ||
+        cache->shape.size() != 4 || cache->shape[0] != 1 ||
+        cache->shape != caches.front()->shape)
       fail("cache buffer '" + cache->name + "' is " + dtypeName(cache->dtype) +
            shapeString(cache->shape) +
-           "; every cache must be f32[1, Hkv, maxLength, D] of one shape");
-    session_.bind(cache->name, HostArray(DType::F32, cache->shape));
+           "; every cache must be [1, Hkv, maxLength, D] of one shape and "
+           "one type, f32, bf16 or f16");
+    session_.bind(cache->name, HostArray(cacheType, cache->shape));
   }
   maxLength_ = caches.front()->shape[2];
 }

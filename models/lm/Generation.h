@@ -45,9 +45,11 @@ inline constexpr const char *kLogits = "logits";
 inline constexpr const char *kCachePrefix = "cache.";
 } // namespace names
 
-/// Binds every parameter of `session`'s plan from `weights` by name. Throws
-/// genesis::Error naming the parameter that `source` (a file name, for the
-/// message) lacks or holds with another dtype or shape.
+/// Binds every parameter of `session`'s plan from `weights` by name, a
+/// float tensor converted to the plan's float type (rounded to nearest
+/// even, as load_state_dict copies). Throws genesis::Error naming the
+/// parameter that `source` (a file name, for the message) lacks or holds
+/// with another shape or a non-float dtype that differs.
 void bindParameters(Session &session, const NamedArrays &weights,
                     const std::string &source);
 

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace genesis::lm {
 
 CausalLM::~CausalLM() = default;
@@ -133,6 +135,28 @@ std::unique_ptr<CausalLM> randomCausalLM(const std::string &name,
               ")");
 }
 
+DType storedDType(CausalLM &lm) {
+  std::optional<DType> stored;
+  for (auto &[name, parameter] : lm.model().named_parameters()) {
+    DType dtype = parameter->data().dtype();
+    if (!isFloatDType(dtype))
+      continue;
+    if (stored && *stored != dtype)
+      throw Error("generation: the " + lm.modelType() +
+                  " model's parameters mix " + dtypeName(*stored) + " and " +
+                  dtypeName(dtype) + " ('" + name +
+                  "'); convert the model to one type (Module::to)");
+    stored = dtype;
+  }
+  if (stored && *stored != DType::F32 && *stored != DType::BF16 &&
+      *stored != DType::F16)
+    throw Error("generation: the " + lm.modelType() + " model's weights are " +
+                dtypeName(*stored) +
+                "; generation stores them as f32, bf16 "
+                "or f16");
+  return stored.value_or(DType::F32);
+}
+
 GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
   if (shape.maxLength < 1 || shape.maxLength > lm.maxPositions())
     throw Error("generation: the maximum length " +
@@ -146,12 +170,13 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
   GenerationTraces traces;
   traces.caches = std::make_unique<nn::KvCacheBuffers>(
       lm.numLayers(), /*batch=*/1, lm.numKvHeads(), shape.maxLength,
-      lm.headDim());
+      lm.headDim(), storedDType(lm));
   // Both functions bind the same parameter and cache names: the plan shares
   // those tensors, and the cache outputs update them in place.
   auto traceStep = [&](Trace &trace, const char *idsName, int64_t tokens,
                        bool lastInput) {
-    trace.bind(lm.model());
+    // The model computes in f32 from weights stored in their own type.
+    trace.bind_cast(lm.model(), DType::F32);
     trace.bind(*traces.caches, names::kCachePrefix);
     Tensor ids = trace.input(idsName, DType::I64, {1, tokens});
     Tensor position = trace.input(names::kPosition, DType::I64, {});
@@ -177,7 +202,14 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
 
 std::vector<uint8_t> compileGeneration(CausalLM &lm,
                                        const GenerationShape &shape,
-                                       const PlanOptions &options) {
+                                       const PlanOptions &givenOptions) {
+  PlanOptions options = givenOptions;
+  DType stored = storedDType(lm);
+  // On cuda, GEMMs read 16-bit weights as they are stored; the CPU kernels
+  // compute in f32, widening each weight where it is used.
+  if (stored != DType::F32 && options.target == plan::Target::Cuda &&
+      options.mixedPrecision.empty())
+    options.mixedPrecision = dtypeName(stored);
   GenerationTraces traces = traceGeneration(lm, shape);
   DiagnosticCapture capture(&traces.prefill->context());
   mlir::FailureOr<std::vector<uint8_t>> plan = compilePlan(

@@ -83,11 +83,21 @@ struct GenerationTraces {
   std::unique_ptr<Trace> decode;
 };
 
+/// The type the floating parameters of `lm` are stored in: f32, bf16 or f16
+/// (a mix, or another type, is a genesis::Error). The generation plan keeps
+/// its weights and KV cache in that type and computes in f32; 16-bit GEMMs
+/// (genesis-amp) read the weights directly.
+DType storedDType(CausalLM &lm);
+
 /// Traces `lm` for `shape`. Throws genesis::Error for a maxLength beyond
 /// lm.maxPositions() or a prefillLength outside [1, maxLength].
 GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape);
 
 /// Traces and compiles the generation plan; returns the plan file's bytes.
+/// With 16-bit weights the cuda plan's GEMMs compute in that type
+/// (options.mixedPrecision, unless set); a CPU plan widens each weight to
+/// f32 where it is used (slower than f32 weights: genesis-generate refuses
+/// it).
 /// Throws genesis::Error with the compiler's first diagnostic on failure.
 std::vector<uint8_t> compileGeneration(CausalLM &lm,
                                        const GenerationShape &shape,

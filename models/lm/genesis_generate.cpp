@@ -64,6 +64,11 @@ static cl::opt<uint64_t> initSeed("init-seed", cl::init(0),
 static cl::opt<std::string> target("target", cl::init("auto"),
                                    cl::desc("cpu, cuda, or auto (cuda when a "
                                             "GPU is usable, else cpu)"));
+static cl::opt<std::string>
+    weightType("dtype", cl::init("f32"),
+               cl::desc("The type the plan stores weights and the KV cache "
+                        "in: f32, or bf16 or f16 (cuda; GEMMs then compute in "
+                        "that type, everything else in f32)"));
 static cl::opt<int64_t>
     maxLength("max-len", cl::init(0),
               cl::desc("Positions in the KV cache (default: 512, at most the "
@@ -114,6 +119,10 @@ static cl::opt<bool> printPrompt(
     "print-prompt",
     cl::desc("--chat: print the conversation as the chat template renders "
              "it, each turn, to stderr"));
+static cl::opt<bool> printIds(
+    "print-ids",
+    cl::desc("Print each reply's new token ids to stderr (to compare with "
+             "another system's ids)"));
 static cl::opt<bool>
     profile("profile",
             cl::desc("Print the decode function's slowest steps at the end"));
@@ -426,6 +435,13 @@ private:
         });
     pending_ = result.tokens.back();
     std::printf("\n");
+    if (printIds) {
+      std::string list;
+      for (int64_t token : result.tokens)
+        list += (list.empty() ? "" : " ") + std::to_string(token);
+      std::fflush(stdout);
+      std::fprintf(stderr, "ids: %s\n", list.c_str());
+    }
     std::fprintf(chat ? stderr : stdout,
                  "prefill: %lld tokens in %.1f ms; decode: %lld tokens, "
                  "%.1f tokens/s%s\n",
@@ -550,10 +566,21 @@ void compileAndRun() {
       configPath.empty() ? std::nullopt : generationConfigAt(configPath);
   std::optional<text::TokenizerConfig> tokenizerConfig =
       tokenizerConfigBeside(tokenizer);
+  std::optional<DType> storedType = parseDType(weightType);
+  if (!storedType || (*storedType != DType::F32 && *storedType != DType::BF16 &&
+                      *storedType != DType::F16))
+    throw Error("--dtype must be f32, bf16 or f16, got '" + weightType + "'");
+  bool cuda =
+      target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
+  if (*storedType != DType::F32 && !cuda)
+    throw Error("--dtype " + weightType +
+                " needs the cuda target: the CPU kernels compute in f32 and "
+                "would widen every weight at every step");
   Clock::time_point start = Clock::now();
   std::unique_ptr<lm::CausalLM> lm =
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
                        : lm::loadCausalLM(modelDir);
+  lm->model().to(*storedType);
   double loadSeconds = secondsSince(start);
   lm::GenerationShape shape;
   shape.maxLength =
@@ -561,8 +588,6 @@ void compileAndRun() {
                     : std::min<int64_t>(shape.maxLength, lm->maxPositions());
   shape.prefillLength = std::min<int64_t>(prefillLength, shape.maxLength);
   PlanOptions options;
-  bool cuda =
-      target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());
   options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
   // Kernels for the GPU here, which runs the plan.
   if (cuda)
@@ -622,16 +647,16 @@ int main(int argc, char **argv) {
                   {&planPath, &weightsPath, &tokenizerPath, &prompt,
                    &maxNewTokens, &temperature, &topK, &topP,
                    &repetitionPenalty, &seed, &chat, &systemPrompt,
-                   &printPrompt, &profile});
+                   &printPrompt, &printIds, &profile});
 #else
-  showOnlyOptions("genesis-generate options",
-                  {&modelDir,     &randomModel,       &initSeed,
-                   &target,       &maxLength,         &prefillLength,
-                   &compileOnly,  &outputDir,         &planPath,
-                   &weightsPath,  &tokenizerPath,     &prompt,
-                   &maxNewTokens, &temperature,       &topK,
-                   &topP,         &repetitionPenalty, &seed,
-                   &chat,         &systemPrompt,      &printPrompt});
+  showOnlyOptions(
+      "genesis-generate options",
+      {&modelDir,     &randomModel,       &initSeed,      &target,
+       &weightType,   &maxLength,         &prefillLength, &compileOnly,
+       &outputDir,    &planPath,          &weightsPath,   &tokenizerPath,
+       &prompt,       &maxNewTokens,      &temperature,   &topK,
+       &topP,         &repetitionPenalty, &seed,          &chat,
+       &systemPrompt, &printPrompt,       &printIds});
 #endif
   cl::ParseCommandLineOptions(argc, argv,
                               "Generate text with a GPT-2 or Qwen2 model\n");

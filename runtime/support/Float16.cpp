@@ -136,10 +136,25 @@ float halfToFloat(uint16_t bits) {
   return static_cast<float>(halfToDouble(bits));
 }
 
-uint16_t floatToBFloat16(float value) { return doubleToBFloat16(value); }
+// bfloat16 is the top half of a float: rounding to nearest even adds
+// 0x7FFF plus the kept half's lowest bit (a carry into the exponent rounds
+// up to the next binade or infinity, as the general routine does). NaNs
+// come back quiet, their payload's top bits kept.
+uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
 
 float bfloat16ToFloat(uint16_t bits) {
-  return static_cast<float>(bfloat16ToDouble(bits));
+  uint32_t wide = uint32_t(bits) << 16;
+  if ((wide & 0x7FFFFFFFu) > 0x7F800000u)
+    wide |= 0x00400000u; // signalling NaNs come back quiet
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
 }
 
 } // namespace genesis

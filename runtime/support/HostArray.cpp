@@ -185,6 +185,37 @@ void HostArray::setDouble(int64_t flatIndex, double value) {
   assert(false && "unknown DType");
 }
 
+HostArray HostArray::toFloatType(DType dtype) const {
+  if (!isFloatDType(dtype_) || !isFloatDType(dtype))
+    throw Error(std::string("cannot convert ") + typeString() + " to " +
+                dtypeName(dtype) + ": both types must be floating-point");
+  if (dtype == dtype_)
+    return *this;
+  HostArray converted(dtype, shape_);
+  // The conversions of checkpoints (f32 to and from 16 bits) run typed
+  // loops: a 0.5B-parameter model converts in a second, not in tens.
+  auto convert = [&](auto from, auto to, auto function) {
+    using From = decltype(from);
+    using To = decltype(to);
+    const From *source = dataAs<From>();
+    To *target = converted.dataAs<To>();
+    for (int64_t i = 0; i < numel_; ++i)
+      target[i] = function(source[i]);
+  };
+  if (dtype_ == DType::F32 && dtype == DType::BF16)
+    convert(float(), uint16_t(), floatToBFloat16);
+  else if (dtype_ == DType::F32 && dtype == DType::F16)
+    convert(float(), uint16_t(), floatToHalf);
+  else if (dtype_ == DType::BF16 && dtype == DType::F32)
+    convert(uint16_t(), float(), bfloat16ToFloat);
+  else if (dtype_ == DType::F16 && dtype == DType::F32)
+    convert(uint16_t(), float(), halfToFloat);
+  else // Every float type widens to f64 exactly: one rounding per element.
+    for (int64_t i = 0; i < numel_; ++i)
+      converted.setDouble(i, getDouble(i));
+  return converted;
+}
+
 int64_t HostArray::getInt(int64_t flatIndex) const {
   const uint8_t *pointer = elementPointer(flatIndex);
   switch (dtype_) {

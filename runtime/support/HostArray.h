@@ -102,6 +102,11 @@ public:
   int64_t getInt(int64_t flatIndex) const;
   void setInt(int64_t flatIndex, int64_t value);
 
+  /// The floating-point array converted to the floating-point `dtype`,
+  /// each element rounded once to nearest, ties to even (a copy when the
+  /// dtype is the same); throws for a non-float source or target.
+  HostArray toFloatType(DType dtype) const;
+
   /// Element `flatIndex` for people: integers exactly, floats with 6
   /// significant digits.
   std::string elementString(int64_t flatIndex) const;

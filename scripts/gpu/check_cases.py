@@ -4,7 +4,8 @@ the reference evaluator's outputs per case) with genesis-run on this GPU
 machine and compares every output with the evaluator: |got - want| /
 max(1, |want|) <= 1e-5 (the f32 budget CudaBackendTest.cpp states) or the
 budget in the case's .tolerance file (mixed-precision cases), NaN where the
-evaluator has NaN. Cases of the differential fuzzer (genesis-diff-fuzz
+evaluator has NaN. A case's parameters and buffers, where it has them, are
+bound from its .params.safetensors (genesis-run --params). Cases of the differential fuzzer (genesis-diff-fuzz
 --cuda-cases) also carry the widened graph's outputs as a precision
 reference. Prints a table; exits 1 if any case fails."""
 import json
@@ -48,8 +49,11 @@ def main():
         stem = os.path.join(cases, plan[:-len(".gplan")])
         with tempfile.TemporaryDirectory() as tmp:
             got_path = os.path.join(tmp, "got.safetensors")
+            params = []
+            if os.path.exists(stem + ".params.safetensors"):
+                params = ["--params", stem + ".params.safetensors"]
             run = subprocess.run([genesis_run, stem + ".gplan", "-i",
-                                  stem + ".in.safetensors", "-o", got_path],
+                                  stem + ".in.safetensors", "-o", got_path] + params,
                                  capture_output=True, text=True)
             if run.returncode != 0:
                 rows.append((plan, "ERROR", run.stderr.strip()[-200:]))

@@ -13,7 +13,13 @@ greedily in f32 from the same prompt ids (the prompt's bytes: the plan uses
 the byte tokenizer). Decode tokens/s: Genesis prints it (decode phase only);
 for transformers, (time of NEW new tokens - time of 1 new token) / (NEW - 1),
 CUDA-synchronised, median of 3. Also reports how many of the generated ids
-agree (f32 on both sides; random weights make near-ties likely late)."""
+agree (f32 on both sides; random weights make near-ties likely late).
+
+QWEN_DTYPE=bf16 (or f16): the weights are drawn in f32, rounded to that type
+and saved so (the plan must be compiled with the same --dtype); both systems
+then decode from those 16-bit weights, transformers in that type. Both
+sample only the byte tokenizer's 257 ids (transformers: suppress_tokens), so
+their greedy ids compare one to one."""
 import os
 import re
 import subprocess
@@ -32,13 +38,17 @@ NEW = int(os.environ.get("QWEN_NEW_TOKENS", "128"))
 # alone, without the CUDA graph) and prints its slowest steps.
 PROFILE = os.environ.get("QWEN_PROFILE") == "1"
 PROMPT = "def fibonacci(n):\n    "
+DTYPE = os.environ.get("QWEN_DTYPE", "f32")
+TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+SAMPLABLE = 257  # Genesis's byte tokenizer: 256 bytes and end-of-text
 
 
 def hf_generate(model, ids, new_tokens):
     torch.cuda.synchronize()
     start = time.perf_counter()
     out = model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                         do_sample=False, pad_token_id=0)
+                         do_sample=False, pad_token_id=0,
+                         suppress_tokens=list(range(SAMPLABLE, model.config.vocab_size)))
     torch.cuda.synchronize()
     return time.perf_counter() - start, out[0, ids.shape[1]:].tolist()
 
@@ -49,14 +59,15 @@ def main():
                          num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
                          max_position_embeddings=32768, rope_theta=1e6, rms_norm_eps=1e-6,
                          tie_word_embeddings=True, use_sliding_window=False)
-    model = Qwen2ForCausalLM(config).cuda().eval()
+    model = Qwen2ForCausalLM(config).cuda().eval().to(TORCH_DTYPES[DTYPE])
     ids = torch.tensor([list(PROMPT.encode())], device="cuda")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         run = subprocess.run([RUNTIME, "--plan", PLAN, "--weights",
                               os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
-                              "--max-new-tokens", str(NEW), "--temperature", "0"],
+                              "--max-new-tokens", str(NEW), "--temperature", "0",
+                              "--print-ids"],
                              capture_output=True, text=True, errors="replace")
         if PROFILE:
             profiled = subprocess.run(
@@ -74,10 +85,18 @@ def main():
         one = sorted(hf_generate(model, ids, 1)[0] for _ in range(3))[1]
         runs = [hf_generate(model, ids, NEW) for _ in range(3)]
         full = sorted(t for t, _ in runs)[1]
-        rows.append(("transformers generate (f32, eager)", (NEW - 1) / (full - one)))
+        rows.append((f"transformers generate ({DTYPE}, eager)", (NEW - 1) / (full - one)))
     hf_ids = runs[0][1]
     print(f"transformers' first 16 ids: {hf_ids[:16]}")
-    print(f"\nQwen2.5-0.5B-shaped model, batch 1, greedy, {NEW} new tokens, "
+    ids_line = re.search(r"^ids: ([0-9 ]+)$", run.stderr, re.M)
+    if ids_line:
+        ours = [int(t) for t in ids_line.group(1).split()]
+        same = next((i for i, (a, b) in enumerate(zip(ours, hf_ids)) if a != b),
+                    min(len(ours), len(hf_ids)))
+        print(f"Genesis's first 16 ids:      {ours[:16]}")
+        print(f"greedy ids equal to transformers' ({DTYPE}): the first {same} of "
+              f"{min(len(ours), len(hf_ids))}")
+    print(f"\nQwen2.5-0.5B-shaped model, {DTYPE} weights, batch 1, greedy, {NEW} new tokens, "
           f"{torch.cuda.get_device_name()}")
     print("| system | decode tokens/s |\n| --- | --- |")
     for name, rate in rows:

@@ -3,14 +3,20 @@
 #ifndef GENESIS_TESTS_UNIT_TESTSUPPORT_H
 #define GENESIS_TESTS_UNIT_TESTSUPPORT_H
 
+#include "runtime/formats/ArrayIO.h"
+#include "runtime/formats/AtomicFile.h"
 #include "runtime/support/DType.h"
 #include "runtime/support/Error.h"
 
 #include "gtest/gtest.h"
 
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace genesis::test {
 
@@ -48,6 +54,33 @@ inline std::string writeTempFile(const std::string &stem,
                          .string();
   std::ofstream(path) << text;
   return path;
+}
+
+/// With GENESIS_GPU_CASES_DIR set, writes a case for
+/// scripts/gpu/check_cases.py there, named after the running test and a
+/// counter: the plan, its inputs, the evaluator's outputs `want`, the
+/// parameters and buffers `params` when there are any (genesis-run
+/// --params), and `tolerance` when it is not the f32 budget (0: f32's).
+inline void writeGpuCase(const std::vector<uint8_t> &plan,
+                         const NamedArrays &inputs, const NamedArrays &want,
+                         double tolerance = 0, const NamedArrays &params = {}) {
+  const char *dir = std::getenv("GENESIS_GPU_CASES_DIR");
+  if (!dir || !*dir)
+    return;
+  static std::map<std::string, int> counts;
+  std::string test =
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::string stem =
+      std::string(dir) + "/" + test + "_" + std::to_string(counts[test]++);
+  writeFileAtomically(stem + ".gplan", plan.data(), plan.size());
+  saveSafetensors(stem + ".in.safetensors", inputs);
+  saveSafetensors(stem + ".want.safetensors", want);
+  if (!params.empty())
+    saveSafetensors(stem + ".params.safetensors", params);
+  if (tolerance > 0) {
+    std::string budget = std::to_string(tolerance);
+    writeFileAtomically(stem + ".tolerance", budget.data(), budget.size());
+  }
 }
 
 } // namespace genesis::test

@@ -23,7 +23,7 @@
 #include "runtime/plan/PlanFile.h"
 #include "runtime/session/Session.h"
 
-#include "../TestSupport.h"
+#include "tests/unit/TestSupport.h"
 
 #include "gtest/gtest.h"
 #include <nlohmann/json.hpp>
@@ -86,16 +86,16 @@ std::vector<std::vector<float>> fullLogits(CausalLM &lm,
 }
 
 void expectRowClose(const std::vector<float> &actual,
-                    const std::vector<float> &expected,
-                    const std::string &what) {
+                    const std::vector<float> &expected, const std::string &what,
+                    double tolerance = 1e-5) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   double scale = 0, worst = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
     scale = std::max(scale, std::fabs(double(expected[i])));
     worst = std::max(worst, std::fabs(double(actual[i]) - expected[i]));
   }
-  EXPECT_LE(worst, 1e-5 * scale) << what << ": largest difference " << worst
-                                 << " for logits up to " << scale;
+  EXPECT_LE(worst, tolerance * scale) << what << ": largest difference "
+                                      << worst << " for logits up to " << scale;
 }
 
 int64_t argmax(const std::vector<float> &row) {
@@ -361,6 +361,126 @@ TEST(GenerationPlan, CudaPlanCompilesAndMatchesWhereAGpuIs) {
   if (!cudaUnavailableReason().empty())
     GTEST_SKIP() << "compiled; not run: no CUDA device ("
                  << cudaUnavailableReason() << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit weights and KV cache
+//===----------------------------------------------------------------------===//
+
+/// Each float parameter and cache buffer of the plan is of `dtype`.
+void expectStoredIn(const PlanFile &planFile, DType dtype,
+                    const std::string &what) {
+  int stored = 0;
+  for (uint32_t i = 0; i < planFile.plan().tensors()->size(); ++i) {
+    plan::Role role = planFile.tensorRole(i);
+    DType type = planFile.tensorDType(i);
+    if ((role == plan::Role::Parameter || role == plan::Role::Buffer) &&
+        isFloatDType(type)) {
+      EXPECT_EQ(type, dtype) << what << ": " << planFile.tensorName(i);
+      ++stored;
+    }
+  }
+  EXPECT_GT(stored, 0) << what;
+}
+
+// The CPU plan of a model with 16-bit weights keeps them and the cache in
+// 16 bits and computes in f32, as the evaluator computes the traced steps
+// in f64. Tolerance 2e-3 of the largest logit: a key or value rounded into
+// the 16-bit cache can differ by one ulp of its type (2^-8 relative for
+// bf16) where the f32 and f64 values straddle a rounding boundary, an
+// error the attention's average dilutes.
+TEST(GenerationSixteenBit, CpuPlanStepsMatchTheEvaluator) {
+  for (auto [name, dtype] :
+       {std::pair{"gpt2", DType::BF16}, std::pair{"hf_qwen2", DType::BF16},
+        std::pair{"qwen2", DType::F16}}) {
+    std::string what = std::string(name) + " " + dtypeName(dtype);
+    std::unique_ptr<CausalLM> lm = makeModel(name);
+    lm->model().to(dtype);
+    EXPECT_EQ(storedDType(*lm), dtype) << what;
+    std::vector<int64_t> tokens = someTokens(8, lm->vocabSize());
+    EvaluatorSteps steps(*lm, kShape);
+    std::vector<uint8_t> bytes = compileGeneration(*lm, kShape, PlanOptions());
+    PlanFile planFile = PlanFile::fromBytes(bytes.data(), bytes.size(), name);
+    expectStoredIn(planFile, dtype, what);
+    Session session(planFile);
+    bindParameters(session, lm->model().state_dict(), "the model");
+    GenerationSession generation(std::move(session));
+    expectRowClose(generation.prefill({tokens.begin(), tokens.begin() + 4}),
+                   steps.prefill({tokens.begin(), tokens.begin() + 4}, 0),
+                   what + " prefill [0, 4)", 2e-3);
+    for (int64_t s = 4; s < 8; ++s)
+      expectRowClose(generation.decode(tokens[s]), steps.decode(tokens[s], s),
+                     what + " decode " + std::to_string(s), 2e-3);
+  }
+}
+
+// f32 weights bind to a 16-bit plan rounded to its type, as
+// load_state_dict copies them; a model that mixes types is refused.
+TEST(GenerationSixteenBit, WeightsConvertWhenBoundAndMixedTypesAreRefused) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  NamedArrays f32Weights = lm->model().state_dict();
+  lm->model().to(DType::BF16);
+  std::vector<uint8_t> bytes = compileGeneration(*lm, kShape, PlanOptions());
+  Session fromF32(PlanFile::fromBytes(bytes.data(), bytes.size()));
+  bindParameters(fromF32, f32Weights, "f32 weights");
+  Session fromBf16(PlanFile::fromBytes(bytes.data(), bytes.size()));
+  bindParameters(fromBf16, lm->model().state_dict(), "bf16 weights");
+  std::vector<int64_t> tokens = someTokens(3, lm->vocabSize());
+  GenerationSession a(std::move(fromF32)), b(std::move(fromBf16));
+  EXPECT_EQ(a.prefill(tokens), b.prefill(tokens));
+
+  lm->model().named_parameters().front().second->data() =
+      f32Weights.front().second;
+  EXPECT_TRUE(
+      contains(errorFrom([&] { storedDType(*lm); }), "mix f32 and bf16"));
+}
+
+// The decode step of a bf16 generation plan on the GPU against the
+// evaluator: every cache length class (one warp's worth, a few hundred, the
+// model's 1024 positions), the new token at the first, a middle and the last
+// position, every cache row random (rows past the position must not count).
+// Cases for scripts/gpu/check_cases.py (GENESIS_GPU_CASES_DIR); here the
+// plans compile and keep bf16 weights and caches. Tolerance 2e-2 of
+// max(1, |logit|): bf16 GEMMs round their inputs and outputs to 2^-8.
+TEST(GenerationSixteenBit, CudaDecodeStepCases) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  lm->model().to(DType::BF16);
+  Generator generator(11);
+  for (int64_t maxLength : {16, 200, 1024}) {
+    GenerationTraces traces =
+        traceGeneration(*lm, {maxLength, /*prefillLength=*/4});
+    PlanOptions options;
+    options.target = plan::Target::Cuda;
+    options.mixedPrecision = "bf16";
+    mlir::FailureOr<std::vector<uint8_t>> bytes =
+        compilePlan(traces.prefill->module(), {names::kDecode}, options);
+    ASSERT_TRUE(mlir::succeeded(bytes)) << "max length " << maxLength;
+    expectStoredIn(PlanFile::fromBytes(bytes->data(), bytes->size()),
+                   DType::BF16, "cuda decode");
+    NamedArrays params = lm->model().state_dict();
+    for (auto &[name, buffer] : traces.caches->named_buffers()) {
+      HostArray &cache = buffer->data();
+      for (int64_t i = 0; i < cache.numel(); ++i)
+        cache.setDouble(i, 2 * generator.uniform() - 1);
+      params.emplace_back(names::kCachePrefix + name, cache);
+    }
+    for (int64_t position : {int64_t{0}, maxLength / 2, maxLength - 1}) {
+      std::map<std::string, HostArray> inputs = {
+          {names::kToken, idsArray({(31 * position + 5) % lm->vocabSize()})},
+          {names::kPosition,
+           HostArray::fromValues(DType::I64, {},
+                                 std::vector<int64_t>{position})}};
+      std::vector<HostArray> results =
+          evaluate(traces.decode->finish(), traces.decode->arguments(inputs));
+      std::vector<std::string> outputs = traces.decode->output_names();
+      size_t logits =
+          std::find(outputs.begin(), outputs.end(), names::kLogits) -
+          outputs.begin();
+      ASSERT_LT(logits, results.size());
+      test::writeGpuCase(*bytes, NamedArrays(inputs.begin(), inputs.end()),
+                         {{names::kLogits, results[logits]}}, 2e-2, params);
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

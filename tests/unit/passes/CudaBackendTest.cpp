@@ -30,6 +30,7 @@
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/session/Session.h"
 #include "runtime/support/Random.h"
+#include "tests/unit/TestSupport.h"
 #include "tests/unit/passes/KernelTestSupport.h"
 
 #include "mlir/Parser/Parser.h"
@@ -120,23 +121,14 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
     EXPECT_NE(text.find("f_remat"), std::string::npos)
         << "no value was recomputed";
   }
-  if (const char *dir = std::getenv("GENESIS_GPU_CASES_DIR"); dir && *dir) {
-    static std::map<std::string, int> counts;
-    std::string test =
-        ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::string stem =
-        std::string(dir) + "/" + test + "_" + std::to_string(counts[test]++);
-    writeFileAtomically(stem + ".gplan", bytes->data(), bytes->size());
+  {
     NamedArrays in(inputs.begin(), inputs.end()), want;
     for (size_t r = 0; r < expected.size(); ++r)
       want.emplace_back("r" + std::to_string(r), expected[r]);
-    saveSafetensors(stem + ".in.safetensors", in);
-    saveSafetensors(stem + ".want.safetensors", want);
-    if (!mixedPrecision.empty() || tolerance > 0) {
-      std::string budget = std::to_string(
-          tolerance > 0 ? tolerance : toleranceFor(mixedPrecision));
-      writeFileAtomically(stem + ".tolerance", budget.data(), budget.size());
-    }
+    test::writeGpuCase(*bytes, in, want,
+                       tolerance > 0             ? tolerance
+                       : !mixedPrecision.empty() ? toleranceFor(mixedPrecision)
+                                                 : 0);
   }
   if (!cudaUnavailableReason().empty())
     return -1;

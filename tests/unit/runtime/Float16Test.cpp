@@ -239,6 +239,20 @@ TEST_P(Float16FormatTest, FloatAndDoubleVersionsAgree) {
   }
 }
 
+// bfloat16ToFloat widens by bits; the double route is the oracle, bit for
+// bit (NaNs quiet), over every encoding.
+TEST(Float16Test, BFloat16ToFloatMatchesTheDoubleRouteExhaustively) {
+  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+    float direct = bfloat16ToFloat(static_cast<uint16_t>(bits));
+    float viaDouble =
+        static_cast<float>(bfloat16ToDouble(static_cast<uint16_t>(bits)));
+    uint32_t a, b;
+    std::memcpy(&a, &direct, sizeof(a));
+    std::memcpy(&b, &viaDouble, sizeof(b));
+    ASSERT_EQ(a, b) << bits;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, Float16FormatTest,
                          ::testing::Values(kHalfFormat, kBFloat16Format),
                          [](const auto &info) {

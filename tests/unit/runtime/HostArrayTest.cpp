@@ -230,3 +230,28 @@ TEST(HostArrayTest, TypeComparisonAndCopies) {
   EXPECT_EQ(shapeString({}), "[]");
   EXPECT_EQ(shapeString({7}), "[7]");
 }
+
+TEST(HostArrayTest, ToFloatTypeRoundsOnceAndRefusesIntegers) {
+  // 1 + 2^-8 is a bf16 tie (rounds to even, 1); 1 + 3 * 2^-9 rounds up.
+  HostArray wide = HostArray::fromValues(
+      DType::F32, {4},
+      std::vector<double>{1.0 + 1.0 / 256, 1.0 + 3.0 / 512, -2.5, 3e38});
+  for (DType narrow : {DType::BF16, DType::F16, DType::F64}) {
+    HostArray converted = wide.toFloatType(narrow);
+    ASSERT_EQ(converted.dtype(), narrow);
+    ASSERT_EQ(converted.shape(), wide.shape());
+    for (int64_t i = 0; i < wide.numel(); ++i) {
+      HostArray one(narrow, {1});
+      one.setDouble(0, wide.getDouble(i));
+      EXPECT_EQ(converted.getDouble(i), one.getDouble(0))
+          << dtypeName(narrow) << " element " << i;
+      // And back: the narrow value widens exactly.
+      EXPECT_EQ(converted.toFloatType(DType::F32).getDouble(i),
+                static_cast<float>(one.getDouble(0)));
+    }
+  }
+  EXPECT_EQ(wide.toFloatType(DType::BF16).getDouble(0), 1.0);
+  EXPECT_EQ(wide.toFloatType(DType::BF16).getDouble(1), 1.0 + 1.0 / 128);
+  EXPECT_THROW(wide.toFloatType(DType::I32), Error);
+  EXPECT_THROW(HostArray(DType::I64, {2}).toFloatType(DType::F32), Error);
+}
