@@ -68,7 +68,8 @@ public:
   /// buffer stored in another type (bf16 weights of an f32 model) is an
   /// argument of its stored type that the model sees cast to `compute`, as
   /// autocast reads 16-bit weights (genesis-amp's GEMMs then read them
-  /// directly).
+  /// directly). The model reads such a tensor but must not return an
+  /// update of it: its update would be of type `compute`.
   void bind_cast(nn::Module &module, DType compute,
                  const std::string &prefix = "", Site site = Site::current());
   /// The scalar i64 seed argument of dropout (role "rng_seed"), created on

@@ -127,6 +127,11 @@ void Module::load_state_dict(const NamedArrays &state, bool strict) {
 }
 
 void Module::to(DType dtype) {
+  // As torch's module.to: only floating-point types.
+  if (!isFloatDType(dtype))
+    throw Error(std::string("Module::to: ") + dtypeName(dtype) +
+                " is not a floating-point type; parameters convert only to "
+                "f32, f64, bf16 or f16");
   auto convert = [dtype](Parameter *parameter) {
     HostArray &data = parameter->data();
     if (!isFloatDType(data.dtype()) || data.dtype() == dtype)

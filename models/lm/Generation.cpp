@@ -43,10 +43,16 @@ void bindParameters(Session &session, const NamedArrays &weights,
       throw Error("'" + source + "' has no tensor '" + tensor.name +
                   "', a parameter of the plan");
     const HostArray &array = *it->second;
+    bool convertible =
+        isFloatDType(array.dtype()) && isFloatDType(tensor.dtype);
+    if (array.shape() != tensor.shape ||
+        (array.dtype() != tensor.dtype && !convertible))
+      throw Error("'" + source + "' holds '" + tensor.name + "' as " +
+                  array.typeString() + "; the plan's parameter is " +
+                  dtypeName(tensor.dtype) + shapeString(tensor.shape));
     // As load_state_dict copies: a float tensor takes the plan's float type
-    // (an f32 checkpoint feeds a bf16 plan); anything else must match.
-    if (array.dtype() != tensor.dtype && isFloatDType(array.dtype()) &&
-        isFloatDType(tensor.dtype))
+    // (an f32 checkpoint feeds a bf16 plan).
+    if (array.dtype() != tensor.dtype)
       session.bind(tensor.name, array.toFloatType(tensor.dtype));
     else
       session.bind(tensor.name, array);

@@ -575,7 +575,10 @@ void compileAndRun() {
   if (*storedType != DType::F32 && !cuda)
     throw Error("--dtype " + weightType +
                 " needs the cuda target: the CPU kernels compute in f32 and "
-                "would widen every weight at every step");
+                "would widen every weight at every step" +
+                (target == "auto" ? " (--target=auto found no GPU: " +
+                                        cudaUnavailableReason() + ")"
+                                  : std::string()));
   Clock::time_point start = Clock::now();
   std::unique_ptr<lm::CausalLM> lm =
       modelDir.empty() ? lm::randomCausalLM(randomModel, initSeed)
@@ -672,9 +675,11 @@ int main(int argc, char **argv) {
     runPlan();
 #else
     if (!planPath.empty()) {
-      if (!modelDir.empty() || !randomModel.empty() || compileOnly)
+      if (!modelDir.empty() || !randomModel.empty() || compileOnly ||
+          weightType.getNumOccurrences() > 0)
         throw Error("--plan runs a compiled plan: it takes no --model, "
-                    "--random or --compile-only");
+                    "--random, --compile-only or --dtype (the plan fixes its "
+                    "types)");
       runPlan();
     } else if (modelDir.empty() && randomModel.empty()) {
       throw Error("give --model, --random or --plan");

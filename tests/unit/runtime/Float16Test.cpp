@@ -239,6 +239,21 @@ TEST_P(Float16FormatTest, FloatAndDoubleVersionsAgree) {
   }
 }
 
+// floatToBFloat16 rounds by bits; the double route is the oracle for every
+// upper half with the lower halves that decide the rounding (zero, the
+// smallest, just below, at and just above the tie, the largest): ties to
+// even, carries into the exponent and to infinity, subnormals, NaNs.
+TEST(Float16Test, FloatToBFloat16MatchesTheDoubleRouteAtEveryRoundingCase) {
+  for (uint32_t high = 0; high <= 0xFFFF; ++high)
+    for (uint32_t low :
+         {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
+      uint32_t bits = (high << 16) | low;
+      float value;
+      std::memcpy(&value, &bits, sizeof(value));
+      ASSERT_EQ(floatToBFloat16(value), doubleToBFloat16(value)) << bits;
+    }
+}
+
 // bfloat16ToFloat widens by bits; the double route is the oracle, bit for
 // bit (NaNs quiet), over every encoding.
 TEST(Float16Test, BFloat16ToFloatMatchesTheDoubleRouteExhaustively) {

@@ -678,3 +678,25 @@ func.func @sum_over_empty(%a: tensor<3x0xf32>, %b: tensor<0x2xi64>, %c: tensor<0
   %2 = genesis.reduce_sum %c dims [1] : tensor<0x4xf32>
   return %0, %1, %2 : tensor<3xf32>, tensor<2xi64>, tensor<0xf32>
 }
+
+// -----
+
+// A lookup in a widened table gathers first and widens the rows (here with
+// the cast used elsewhere too, which stays for its other user); a take that
+// gives more elements than the table has keeps the cast on the table.
+// CHECK-LABEL: func.func @take_of_cast
+// CHECK-SAME:  (%[[T:.+]]: tensor<100x16xbf16>, %[[I:.+]]: tensor<4xi64>, %[[J:.+]]: tensor<3x8xi64>)
+// CHECK-DAG:   %[[ROWS:.+]] = genesis.take %[[T]], %[[I]] axis 0 : tensor<100x16xbf16>, tensor<4xi64>
+// CHECK-DAG:   %[[WIDE_ROWS:.+]] = genesis.cast %[[ROWS]] : tensor<4x16xbf16> to tensor<4x16xf32>
+// CHECK-DAG:   %[[WIDE:.+]] = genesis.cast %[[T]] : tensor<100x16xbf16> to tensor<100x16xf32>
+// CHECK-DAG:   %[[EXP:.+]] = genesis.cast %{{.+}} : tensor<2x3xf16> to tensor<2x3xf32>
+// CHECK-DAG:   %[[MANY:.+]] = genesis.take %[[EXP]], %[[J]] axis 1
+// CHECK:       return %[[WIDE_ROWS]], %[[WIDE]], %[[MANY]]
+func.func @take_of_cast(%t: tensor<100x16xbf16>, %i: tensor<4xi64>, %j: tensor<3x8xi64>) -> (tensor<4x16xf32>, tensor<100x16xf32>, tensor<2x3x8xf32>) {
+  %wide = genesis.cast %t : tensor<100x16xbf16> to tensor<100x16xf32>
+  %rows = genesis.take %wide, %i axis 0 : tensor<100x16xf32>, tensor<4xi64>
+  %small = genesis.constant dense<1.0> : tensor<2x3xf16>
+  %exp = genesis.cast %small : tensor<2x3xf16> to tensor<2x3xf32>
+  %many = genesis.take %exp, %j axis 1 : tensor<2x3xf32>, tensor<3x8xi64>
+  return %rows, %wide, %many : tensor<4x16xf32>, tensor<100x16xf32>, tensor<2x3x8xf32>
+}
