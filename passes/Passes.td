@@ -822,13 +822,14 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
 }
 
 def GenesisDedupeKernels : Pass<"genesis-dedupe-kernels", "mlir::ModuleOp"> {
-  let summary = "Kernels with the same body compiled once (CUDA)";
+  let summary = "Kernels with the same body compiled once (CPU and CUDA)";
   let description = [{
     The layers of a model lower to the same kernels under different names
-    (GPT-2's 12 blocks: 927 kernels, 64 distinct bodies), and the kernel
-    module's code generation (LLVM, ptxas) is most of a plan's compile time.
-    In the `genesis_kernels` GPU module, first the private functions (the
-    bodies that op kernels call), then the `gpu.func` kernels: a function
+    (GPT-2's 12 blocks: 927 kernels, 64 distinct bodies), and the kernels'
+    code generation (LLVM, and ptxas for CUDA) is most of a plan's compile
+    time. On the CPU, the module's functions marked `genesis.kernel`; on
+    CUDA, in the `genesis_kernels` GPU module, first the private functions
+    (the bodies that op kernels call), then the `gpu.func` kernels: a function
     that equals an earlier one but for its symbol name and locations (same
     attributes, body structurally equivalent: MLIR's OperationEquivalence,
     looked up by a hash of its ops) is erased, and every
@@ -836,8 +837,8 @@ def GenesisDedupeKernels : Pass<"genesis-dedupe-kernels", "mlir::ModuleOp"> {
     launches it, calls) names the earlier one instead. Calls are renamed
     before the kernels are compared, so kernels calling equal bodies are
     equal. Launch configurations are attributes of the launching ops, so one
-    body may be launched with different grids. A module without a kernel
-    module is left alone.
+    body may be launched with different grids. A module without kernels is
+    left alone.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -68,6 +68,7 @@ LogicalResult buildGenesisCpuPipeline(OpPassManager &pm,
     pm.addPass(createGenesisRemat(
         GenesisRematOptions{options.memoryBudget, /*alignment=*/64}));
   pm.addPass(createGenesisLowerCpu());
+  pm.addPass(createGenesisDedupeKernels());
   return success();
 }
 

@@ -53,7 +53,8 @@ using PipelineErrorHandler =
 /// Appends the CPU pipeline to `pm` (a pass manager on builtin.module):
 /// [genesis-train-step,] genesis-step-number, genesis-widen-16bit,
 /// canonicalize, cse, genesis-fuse, genesis-split-mixed-shape-fusions,
-/// [genesis-remat with a memory budget,] genesis-lower-cpu.
+/// [genesis-remat with a memory budget,] genesis-lower-cpu,
+/// genesis-dedupe-kernels.
 /// Fails through `onError` for options the CPU lacks (16-bit precision).
 mlir::LogicalResult
 buildGenesisCpuPipeline(mlir::OpPassManager &pm,

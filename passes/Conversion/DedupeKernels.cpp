@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/IR/GenesisDialect.h"
 #include "passes/Conversion/CudaKernels.h"
 #include "passes/Passes.h"
 
@@ -109,21 +110,27 @@ struct GenesisDedupeKernels
     : genesis::impl::GenesisDedupeKernelsBase<GenesisDedupeKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto kernels =
-        module.lookupSymbol<gpu::GPUModuleOp>(cuda::kKernelModuleName);
-    if (!kernels)
-      return;
     llvm::DenseMap<StringAttr, StringAttr> renamed;
-    SmallVector<Operation *> bodies, entries;
-    for (Operation &op : kernels.getBody()->getOperations()) {
-      if (isa<func::FuncOp>(op))
-        bodies.push_back(&op);
-      else if (isa<gpu::GPUFuncOp>(op))
-        entries.push_back(&op);
+    // CPU: the kernels are the module's functions marked genesis.kernel.
+    SmallVector<Operation *> cpuKernels;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (function->hasAttr(kKernelAttrName))
+        cpuKernels.push_back(function);
+    dedupe(cpuKernels, renamed);
+    // CUDA: the kernel module's bodies, then its kernels.
+    if (auto kernels =
+            module.lookupSymbol<gpu::GPUModuleOp>(cuda::kKernelModuleName)) {
+      SmallVector<Operation *> bodies, entries;
+      for (Operation &op : kernels.getBody()->getOperations()) {
+        if (isa<func::FuncOp>(op))
+          bodies.push_back(&op);
+        else if (isa<gpu::GPUFuncOp>(op))
+          entries.push_back(&op);
+      }
+      dedupe(bodies, renamed);
+      renameReferences(kernels, renamed);
+      dedupe(entries, renamed);
     }
-    dedupe(bodies, renamed);
-    renameReferences(kernels, renamed);
-    dedupe(entries, renamed);
     renameReferences(module, renamed);
   }
 };
