@@ -106,9 +106,7 @@ GenerationSession::GenerationSession(Session session)
          std::to_string(caches.size()));
   DType cacheType = caches.front()->dtype;
   for (const TensorInfo *cache : caches) {
-    if (cache->dtype != cacheType ||
-        (cacheType != DType::F32 && cacheType != DType::BF16 &&
-         cacheType != DType::F16) ||
+    if (cache->dtype != cacheType || !isGenerationStorageType(cacheType) ||
         cache->shape.size() != 4 || cache->shape[0] != 1 ||
         cache->shape != caches.front()->shape)
       fail("cache buffer '" + cache->name + "' is " + dtypeName(cache->dtype) +

@@ -45,6 +45,12 @@ inline constexpr const char *kLogits = "logits";
 inline constexpr const char *kCachePrefix = "cache.";
 } // namespace names
 
+/// Whether generation plans store weights and KV caches in `dtype`: f32,
+/// bf16 or f16.
+inline bool isGenerationStorageType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+}
+
 /// Binds every parameter of `session`'s plan from `weights` by name, a
 /// float tensor converted to the plan's float type (rounded to nearest
 /// even, as load_state_dict copies). Throws genesis::Error naming the

@@ -148,8 +148,7 @@ DType storedDType(CausalLM &lm) {
                   "'); convert the model to one type (Module::to)");
     stored = dtype;
   }
-  if (stored && *stored != DType::F32 && *stored != DType::BF16 &&
-      *stored != DType::F16)
+  if (stored && !isGenerationStorageType(*stored))
     throw Error("generation: the " + lm.modelType() + " model's weights are " +
                 dtypeName(*stored) +
                 "; generation stores them as f32, bf16 "

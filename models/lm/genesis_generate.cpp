@@ -567,8 +567,7 @@ void compileAndRun() {
   std::optional<text::TokenizerConfig> tokenizerConfig =
       tokenizerConfigBeside(tokenizer);
   std::optional<DType> storedType = parseDType(weightType);
-  if (!storedType || (*storedType != DType::F32 && *storedType != DType::BF16 &&
-                      *storedType != DType::F16))
+  if (!storedType || !lm::isGenerationStorageType(*storedType))
     throw Error("--dtype must be f32, bf16 or f16, got '" + weightType + "'");
   bool cuda =
       target == "cuda" || (target == "auto" && cudaUnavailableReason().empty());

@@ -56,6 +56,12 @@ inline std::string writeTempFile(const std::string &stem,
   return path;
 }
 
+/// Where GPU cases go (GENESIS_GPU_CASES_DIR), or null when none are written.
+inline const char *gpuCasesDir() {
+  const char *dir = std::getenv("GENESIS_GPU_CASES_DIR");
+  return dir && *dir ? dir : nullptr;
+}
+
 /// With GENESIS_GPU_CASES_DIR set, writes a case for
 /// scripts/gpu/check_cases.py there, named after the running test and a
 /// counter: the plan, its inputs, the evaluator's outputs `want`, the
@@ -64,8 +70,8 @@ inline std::string writeTempFile(const std::string &stem,
 inline void writeGpuCase(const std::vector<uint8_t> &plan,
                          const NamedArrays &inputs, const NamedArrays &want,
                          double tolerance = 0, const NamedArrays &params = {}) {
-  const char *dir = std::getenv("GENESIS_GPU_CASES_DIR");
-  if (!dir || !*dir)
+  const char *dir = gpuCasesDir();
+  if (!dir)
     return;
   static std::map<std::string, int> counts;
   std::string test =
