@@ -581,3 +581,64 @@ TEST(Frontend, DuplicateInputNamesAreRejected) {
 }
 
 } // namespace
+
+namespace {
+
+// bind_cast: a bf16 parameter is a bf16 argument that the model reads cast
+// to f32, so the forward equals the f32 layer on the rounded weights.
+TEST(Frontend, BindCastReadsSixteenBitParametersWidened) {
+  Generator generator(5);
+  nn::Linear sixteen(4, 3, /*bias=*/true, generator);
+  sixteen.to(DType::BF16);
+  Generator same(5);
+  nn::Linear wide(4, 3, /*bias=*/true, same);
+  wide.to(DType::BF16);
+  wide.to(DType::F32); // the same rounded values, stored in f32
+
+  HostArray x = randomArray({2, 4}, 9);
+  auto run = [&](nn::Linear &layer, bool cast) {
+    Trace trace("forward");
+    if (cast)
+      trace.bind_cast(layer, DType::F32);
+    else
+      trace.bind(layer);
+    trace.output("y", layer.forward(trace.input("x", DType::F32, {2, 4})));
+    std::string ir = trace.str();
+    std::vector<HostArray> y =
+        evaluate(trace.finish(), trace.arguments({{"x", x}}));
+    return std::make_pair(ir, y.at(0));
+  };
+  auto [castIr, castY] = run(sixteen, true);
+  EXPECT_THAT(castIr, HasSubstr("tensor<3x4xbf16>"));
+  EXPECT_THAT(
+      castIr,
+      HasSubstr("genesis.cast %arg0 : tensor<3x4xbf16> to tensor<3x4xf32>"));
+  auto [wideIr, wideY] = run(wide, false);
+  ASSERT_EQ(castY.numel(), wideY.numel());
+  for (int64_t i = 0; i < castY.numel(); ++i)
+    EXPECT_EQ(castY.getDouble(i), wideY.getDouble(i)) << i;
+}
+
+// Module::to and KvCacheBuffers take float types only, each with a message
+// that names the type.
+TEST(Frontend, IntegerParameterTypesAreRefused) {
+  nn::Linear layer(2, 2);
+  try {
+    layer.to(DType::I32);
+    ADD_FAILURE() << "Module::to(i32) did not throw";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("Module::to: i32 is not a floating-point "
+                                    "type"));
+  }
+  EXPECT_EQ(layer.weight.data().dtype(), DType::F32);
+  try {
+    nn::KvCacheBuffers caches(1, 1, 1, 4, 2, DType::I64);
+    ADD_FAILURE() << "an i64 cache did not throw";
+  } catch (const Error &e) {
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("KvCacheBuffers: the cache must hold floats, not i64"));
+  }
+}
+
+} // namespace

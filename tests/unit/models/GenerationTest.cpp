@@ -433,6 +433,12 @@ TEST(GenerationSixteenBit, WeightsConvertWhenBoundAndMixedTypesAreRefused) {
       f32Weights.front().second;
   EXPECT_TRUE(
       contains(errorFrom([&] { storedDType(*lm); }), "mix f32 and bf16"));
+
+  // f64 weights are not a type generation stores.
+  lm->model().to(DType::F64);
+  EXPECT_TRUE(contains(errorFrom([&] { storedDType(*lm); }),
+                       "weights are f64; generation stores them as f32, bf16 "
+                       "or f16"));
 }
 
 // The decode step of a bf16 generation plan on the GPU against the
