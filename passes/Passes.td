@@ -270,8 +270,10 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        locations; a constant or broadcast left without users is erased.
     2. Loop fusion (XLA's). Fusible ops are the genesis ops with the
        `Elementwise` trait, `genesis.broadcast_in_dim`, splat
-       `genesis.constant`s and the data-movement ops `transpose`, `slice`,
-       `pad` and `concat` (computed by index mapping). Ops are visited
+       `genesis.constant`s, the data-movement ops `transpose`, `slice`,
+       `pad` and `concat` (computed by index mapping), and f32 or f64
+       `genesis.rope` (computed from its operand's element and its partner
+       half a row away; it counts as data movement below). Ops are visited
        consumers first (reverse program order). An op joins the group of its
        users when all of its users are in that one group, so nothing is
        computed twice; otherwise it roots a group of its own. Data movement
@@ -283,8 +285,9 @@ def GenesisFuse : Pass<"genesis-fuse", "mlir::func::FuncOp"> {
        operand comes from outside every group anyway (a block argument, a
        cheap op, a reduction or a non-fusible op), and float casts that
        widen such a value (a 16-bit GEMM result read in f32) when every user
-       is an elementwise op, a data-movement op other than reshape, or a
-       reduction: the wide copy is never stored.
+       is an elementwise op, a data-movement op other than reshape, a rope
+       or a reduction: the wide copy is never stored (a decode step's
+       16-bit query and key projections rotated in f32 by one kernel).
        2b. Duplication of cheap producers (XLA's). An elementwise op whose
        users are all grouped, in two or more groups of which one is a
        column reduction (it keeps the operand's last dimension, as a bias
@@ -786,6 +789,18 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       in id order and f32 rounds once; the ids are read once per row block
       (rows / 32 x ids for an embedding gradient of width 768: 10 rows a
       block), the updates once.
+    - genesis.decode_attention (genesis-decode-attention forms it): a block
+      per (batch, key/value head) holding the group's query rows
+      (passes/Analysis/DecodeAttentionLayout.h); lane l of warp w owns keys
+      (w K + i) 32 + l, reads the mask and loads a key only if some row sees
+      it, and keeps its scores in registers; each row's max and sum of
+      exponentials are block reductions (deterministic), so the
+      probabilities are final; each warp then walks its keys in order, the
+      owner lane's probabilities shuffled to the warp (keys no row sees
+      skipped by the whole warp), lane l accumulating output columns l,
+      l + 32, ... from coalesced value rows; the warps' partial outputs are
+      added in warp order through shared memory and divided by the sum. A
+      16-bit cache is widened as it is loaded.
     - f32 cross_entropy and cross_entropy_grad of rank-2 logits: with 1024
       classes or more and reduction none, a block per row. The loss holds
       the row in registers (block reductions of the max, the sum of
@@ -910,6 +925,31 @@ def GenesisFusedAttention : Pass<"genesis-fused-attention", "mlir::func::FuncOp"
            "bf16 or f16: the precision of f32 attention; empty: only "
            "attention already in 16 bits is taken">,
   ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisDecodeAttention
+    : Pass<"genesis-decode-attention", "mlir::func::FuncOp"> {
+  let summary = "Few-row f32 attention as genesis.decode_attention (CUDA)";
+  let description = [{
+    Rewrites every `genesis.attention` that a decode step runs (a few query
+    rows per key/value head against a KV cache) into
+    `genesis.decode_attention`, which genesis-lower-cuda runs as one kernel
+    (flash-decoding in one block: the keys split over its warps, the warps'
+    partial outputs merged) where genesis-decompose-attention would give
+    four (scores, softmax, a transpose of the whole value cache, the
+    product).
+
+    Taken: an f32 attention (mask, if any, f32) whose result no
+    `genesis.attention_grad` reads, and whose shapes have a
+    DecodeAttentionLayout (at most 16 query rows per key/value head, head
+    dimensions at most 256, the scores of a lane's keys within 64
+    registers). Key and value that are widening casts of one 16-bit type
+    (a bf16 or f16 KV cache read widened) are replaced by the casts'
+    operands, so the kernel reads the cache where it lies; the casts go
+    when nothing else reads them. Anything else is left for
+    genesis-decompose-attention, which runs after this pass.
+  }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 

@@ -88,6 +88,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (!options.precision.empty())
     functionPm.addPass(createGenesisFusedAttention(
         GenesisFusedAttentionOptions{options.precision.getValue()}));
+  functionPm.addPass(createGenesisDecodeAttention());
   functionPm.addPass(createGenesisDecomposeAttention());
   // Its row statistics become row fusions only where fusions merge.
   if (options.fuse)

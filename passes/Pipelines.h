@@ -63,6 +63,7 @@ buildGenesisCpuPipeline(mlir::OpPassManager &pm,
 
 /// Appends the CUDA pipeline to `pm`: genesis-pad-classes,
 /// [genesis-train-step,] genesis-step-number, [genesis-fused-attention,]
+/// genesis-decode-attention,
 /// genesis-decompose-attention, [genesis-decompose-layer-norm,]
 /// genesis-decompose-cross-entropy, genesis-decompose-global-norm,
 /// [genesis-amp,] canonicalize, cse, genesis-sink-widening-casts,

@@ -460,6 +460,7 @@ private:
         })
         .Case([&](RopeOp o) { return rope(o); })
         .Case([&](AttentionOp o) { return attention(o); })
+        .Case([&](DecodeAttentionOp o) { return decodeAttention(o); })
         .Case([&](CrossEntropyOp o) { return crossEntropy(o); })
         .Case([&](CrossEntropyGradOp o) { return crossEntropyGrad(o); })
         .Case([&](DropoutOp o) { return dropout(o); })
@@ -882,6 +883,16 @@ private:
   }
 
   HostArray attention(AttentionOp o) {
+    HostArray out = resultArray(o);
+    evaluateAttention(attentionInputs(o.getQuery(), o.getKey(), o.getValue(),
+                                      o.getMask(), o.getCausal(), o.getScale()),
+                      out, nullptr);
+    return out;
+  }
+
+  /// The 16-bit cache is read widened: the evaluator reads every element as
+  /// a double.
+  HostArray decodeAttention(DecodeAttentionOp o) {
     HostArray out = resultArray(o);
     evaluateAttention(attentionInputs(o.getQuery(), o.getKey(), o.getValue(),
                                       o.getMask(), o.getCausal(), o.getScale()),

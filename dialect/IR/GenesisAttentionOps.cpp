@@ -12,10 +12,12 @@
 using namespace mlir;
 using namespace genesis;
 
-/// Shape rule of genesis.attention, shared with genesis.attention_grad.
-static FailureOr<RankedTensorType> inferAttentionType(const ShapeRule &rule,
-                                                      Value query, Value key,
-                                                      Value value, Value mask) {
+/// Shape rule of genesis.attention, shared with genesis.attention_grad and
+/// the fused and decode forms. With `narrowCache`, key and value (of one
+/// type) may be a 16-bit float where the query is f32.
+static FailureOr<RankedTensorType>
+inferAttentionType(const ShapeRule &rule, Value query, Value key, Value value,
+                   Value mask, bool narrowCache = false) {
   auto q = rule.ranked(query, "query");
   auto k = rule.ranked(key, "key");
   auto v = rule.ranked(value, "value");
@@ -27,8 +29,17 @@ static FailureOr<RankedTensorType> inferAttentionType(const ShapeRule &rule,
                     *q, ", ", *k, " and ", *v);
     return failure();
   }
-  if (q->getElementType() != k->getElementType() ||
-      q->getElementType() != v->getElementType()) {
+  if (narrowCache) {
+    if (k->getElementType() != v->getElementType() ||
+        (k->getElementType() != q->getElementType() &&
+         !isa<BFloat16Type, Float16Type>(k->getElementType()))) {
+      (void)rule.fail("key and value must share an element type, the "
+                      "query's or bf16 or f16; got ",
+                      *k, " and ", *v);
+      return failure();
+    }
+  } else if (q->getElementType() != k->getElementType() ||
+             q->getElementType() != v->getElementType()) {
     (void)rule.fail("query, key and value must share an element type");
     return failure();
   }
@@ -73,6 +84,20 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
                                  adaptor.getQuery(), adaptor.getKey(),
                                  adaptor.getValue(), adaptor.getMask());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
+  return success();
+}
+
+LogicalResult
+DecodeAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
+                                 adaptor.getQuery(), adaptor.getKey(),
+                                 adaptor.getValue(), adaptor.getMask(),
+                                 /*narrowCache=*/true);
   if (failed(type))
     return failure();
   types.push_back(*type);

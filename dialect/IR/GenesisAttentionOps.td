@@ -136,4 +136,35 @@ def Genesis_FusedAttentionGradOp : Genesis_InferredOp<"fused_attention_grad",
   }];
 }
 
+def Genesis_DecodeAttentionOp : Genesis_InferredOp<"decode_attention",
+    [Genesis_NonDifferentiable]> {
+  let summary = "Attention of a few f32 query rows against a (16-bit) cache";
+  let description = [{
+    `genesis.attention` of f32 `query` `[B, Hq, S, D]` (and f32 `mask`) whose
+    `key` `[B, Hkv, T, D]` and `value` `[B, Hkv, T, Dv]` may be stored in
+    bf16 or f16: they are read widened to f32, which is the attention of
+    the widened cache (a decode step's KV cache is read where it lies, with
+    no f32 copy). Same `causal`, `scale` and mask semantics, and the same
+    zeros for a row that sees no key. `genesis-decode-attention` forms it
+    for the CUDA pipeline, where one kernel computes it (a block per
+    key/value head, the keys split over its warps and merged).
+
+    ```mlir
+    %o = genesis.decode_attention %q, %k, %v mask %m scale 0.125
+        : (tensor<1x14x1x64xf32>, tensor<1x2x1024x64xbf16>,
+           tensor<1x2x1024x64xbf16>, tensor<1x14x1x1024xf32>)
+          -> tensor<1x14x1x64xf32>
+    ```
+  }];
+  let arguments = (ins Genesis_F32Tensor:$query, Genesis_FloatTensor:$key,
+                       Genesis_FloatTensor:$value,
+                       Optional<Genesis_F32Tensor>:$mask,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Genesis_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)?
+    `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 #endif // GENESIS_DIALECT_IR_GENESISATTENTIONOPS_TD

@@ -38,8 +38,8 @@ std::optional<SmallVector<int64_t>> rowFusionShape(Block &body) {
   llvm::DenseSet<Value> fromReduction;
   for (Operation &op : body.without_terminator()) {
     // The row kernel combines sums and maxima only, and reads its inputs
-    // in row order (no data movement).
-    if (isa<ReduceMinOp>(op) || isDataMovement(&op))
+    // in row order (no data movement, no rope's partner element).
+    if (isa<ReduceMinOp, RopeOp>(op) || isDataMovement(&op))
       return std::nullopt;
     bool derived = llvm::any_of(op.getOperands(), [&](Value operand) {
       return fromReduction.contains(operand);

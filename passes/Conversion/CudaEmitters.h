@@ -321,6 +321,19 @@ bool hasGpuCrossEntropyKernel(Operation *op);
 FailureOr<GpuKernel> emitCrossEntropyKernel(Operation *op, StringRef name,
                                             OpBuilder &moduleBuilder);
 
+/// genesis.decode_attention: a block per key/value head, its keys split
+/// over the warps and merged (CudaDecodeAttentionEmitter.cpp).
+bool isDecodeAttention(Operation *op);
+FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
+                                         OpBuilder &moduleBuilder);
+
+/// A genesis.library_call of at most kMaxGemvRows lhs rows against an
+/// [N, K] weight: a warp per output column (CudaGemvEmitter.cpp).
+inline constexpr int64_t kMaxGemvRows = 8;
+bool isGemv(Operation *op);
+FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
+                              OpBuilder &moduleBuilder);
+
 /// Any op with a CPU op kernel: that kernel, one outer iteration per thread
 /// (CudaOpKernelEmitter.cpp).
 FailureOr<GpuKernel> emitOuterLoopKernel(Operation *op, StringRef name,

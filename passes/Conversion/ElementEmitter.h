@@ -226,6 +226,8 @@ private:
     }
     if (isDataMovement(op))
       return move(op, index);
+    if (auto rope = dyn_cast<RopeOp>(op))
+      return rotate(rope, index);
     if (isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op)) {
       bool saved = contiguous;
       contiguous = false;
@@ -241,6 +243,35 @@ private:
       operands.push_back(*scalar);
     }
     return elementwise(op, operands, element);
+  }
+
+  /// genesis.rope at `index` ([..., s, d]): x cos + rotate_half(x) sin, with
+  /// x's partner half a row away (negated in the row's first half) and the
+  /// [S, D] tables broadcast over the leading dimensions. The partner keeps
+  /// the lanes consecutive when half a row is a multiple of the lane width.
+  FailureOr<Value> rotate(RopeOp rope, ValueRange index) {
+    int64_t half = rope.getType().getShape().back() / 2;
+    Value d = index.back();
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, d,
+                                        indexConstant(half));
+    SmallVector<Value> partner(index.begin(), index.end());
+    partner.back() = arith::SelectOp::create(
+        b, loc, first, arith::AddIOp::create(b, loc, d, indexConstant(half)),
+        arith::SubIOp::create(b, loc, d, indexConstant(half)));
+    SmallVector<Value> table(index.take_back(2));
+    FailureOr<Value> x = at(rope.getOperand(), index);
+    FailureOr<Value> other =
+        atKeepingLanes(rope.getOperand(), partner, half % laneWidth == 0);
+    FailureOr<Value> cos = at(rope.getCos(), table);
+    FailureOr<Value> sin = at(rope.getSin(), table);
+    if (failed(x) || failed(other) || failed(cos) || failed(sin))
+      return failure();
+    Value rotated = arith::SelectOp::create(
+        b, loc, first, arith::NegFOp::create(b, loc, *other), *other);
+    return arith::AddFOp::create(b, loc,
+                                 arith::MulFOp::create(b, loc, *x, *cos),
+                                 arith::MulFOp::create(b, loc, rotated, *sin))
+        .getResult();
   }
 
   /// A reduction inside a fusion body whose reduced dimensions all have

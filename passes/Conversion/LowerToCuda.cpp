@@ -88,6 +88,8 @@ const KernelEmitter kEmitters[] = {
     {"transpose", hasGpuTransposeKernel, emitTransposeKernel},
     {"gather", hasGpuGatherKernel, emitGatherKernel},
     {"cross-entropy", hasGpuCrossEntropyKernel, emitCrossEntropyKernel},
+    {"decode attention", isDecodeAttention, emitDecodeAttention},
+    {"matrix-vector", isGemv, emitGemv},
     {"row op", hasGpuRowKernel, emitRowKernel},
     {"op kernel", cpu::hasOpKernel, emitOuterLoopKernel},
 };
@@ -109,7 +111,8 @@ struct GenesisLowerCudaPass
     SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
       for (Operation &op : function.getBody().getOps())
-        if ((isa<FusionOp>(op) || cpu::hasOpKernel(&op)) &&
+        if ((isa<FusionOp>(op) || cpu::hasOpKernel(&op) ||
+             isDecodeAttention(&op) || isGemv(&op)) &&
             !computesNothing(&op))
           work.emplace_back(function, &op);
     if (work.empty())
@@ -135,6 +138,7 @@ struct GenesisLowerCudaPass
     for (auto [function, op] : work) {
       StringRef kind = op->hasAttr(kRematAttrName) ? StringRef("remat")
                        : isOptimizerGroup(op)      ? StringRef("optimizer")
+                       : isGemv(op)                ? StringRef("gemv")
                        : isa<FusionOp>(op)         ? StringRef("fusion")
                                            : op->getName().stripDialect();
       std::string name =

@@ -228,21 +228,34 @@ bool isReduction(Operation *op) {
   return isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(op);
 }
 
-/// Elementwise ops, broadcasts and the data-movement ops but reshape, which
-/// fuse by the no-duplication rule (a reshape joins only as
+/// An f32 or f64 genesis.rope, which the elemental emitter computes from
+/// two elements of its operand's row: it fuses like data movement (not into
+/// reductions, whose kernels read operands row by row or column by column).
+bool isFusibleRope(Operation *op) {
+  auto rope = dyn_cast<RopeOp>(op);
+  return rope && isa<Float32Type, Float64Type>(rope.getType().getElementType());
+}
+
+/// Data movement but reshape, and rope: ops reading their operands at other
+/// indices than their result's.
+bool movesElements(Operation *op) {
+  return (isDataMovement(op) && !isa<ReshapeOp>(op)) || isFusibleRope(op);
+}
+
+/// Elementwise ops, broadcasts, the data-movement ops but reshape, and
+/// rope, which fuse by the no-duplication rule (a reshape joins only as
 /// Fuser::joinsWithReshape says).
 bool isLoopFusible(Operation *op, const llvm::SetVector<Operation *> &cheap) {
   if (!isa<GenesisDialect>(op->getDialect()) || cheap.contains(op))
     return false;
   return isa<BroadcastInDimOp>(op) ||
-         op->hasTrait<mlir::OpTrait::Elementwise>() ||
-         (isDataMovement(op) && !isa<ReshapeOp>(op));
+         op->hasTrait<mlir::OpTrait::Elementwise>() || movesElements(op);
 }
 
 /// A float cast that widens (a 16-bit GEMM result read in f32) a value from
 /// outside every group, used only by elementwise ops, data-movement ops
-/// other than reshape and reductions, which all join groups: cloned into
-/// each, so the wide value is never stored.
+/// other than reshape, rope and reductions, which all join groups: cloned
+/// into each, so the wide value is never stored.
 bool isCheapWidening(CastOp cast, const llvm::SetVector<Operation *> &cheap) {
   auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getOperand()));
   auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
@@ -255,7 +268,7 @@ bool isCheapWidening(CastOp cast, const llvm::SetVector<Operation *> &cheap) {
          llvm::all_of(cast->getUsers(), [](Operation *user) {
            return isReduction(user) ||
                   user->hasTrait<mlir::OpTrait::Elementwise>() ||
-                  (isDataMovement(user) && !isa<ReshapeOp>(user));
+                  movesElements(user);
          });
 }
 
@@ -324,12 +337,12 @@ private:
       std::optional<unsigned> target = soleUserGroup(op);
       // A reduction's kernels read their operands row by row or column by
       // column: data movement stays in loop groups.
-      if (target && ((isDataMovement(op) && groups[*target].reductionShape) ||
+      if (target && ((movesElements(op) && groups[*target].reductionShape) ||
                      isFull(*target)))
         target = std::nullopt;
       if (!target && duplicateIntoUserGroups(op))
         return;
-      if (!target && !isDataMovement(op))
+      if (!target && !movesElements(op))
         target = multiOutputGroup(op);
       if (target) {
         join(op, *target);

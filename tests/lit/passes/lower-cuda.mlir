@@ -508,3 +508,48 @@ func.func @moves16(%a: tensor<2x3x16x64xbf16>, %p: tensor<4x64xbf16>, %q: tensor
   }
   return %t, %aligned, %unaligned : tensor<2x16x3x64xbf16>, tensor<4x128xbf16>, tensor<4x64xbf16>
 }
+
+// -----
+
+// A GEMM of one lhs row against a [999, 896] bf16 weight: the matrix-vector
+// emitter, a warp per output column (8 a block, 125 blocks), each lane's
+// 16-byte weight and lhs loads unrolled (112 vectors: 4 a lane), the lanes
+// summed by a butterfly, lane 0 adding the bias and rounding to bf16. Nine
+// rows stay a cuBLASLt GEMM (no kernel).
+// CHECK-LABEL: func.func @gemv(
+// CHECK: genesis.library_call bias {{.+}}genesis.kernel = @gemv_gemv0, genesis.launch = #genesis.launch<grid = [125, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK-LABEL: func.func @gemm_of_nine_rows(
+// CHECK-NOT: genesis.kernel
+// CHECK: return
+// CHECK: gpu.func @gemv_gemv0(
+// CHECK-COUNT-4: vector.load %{{.+}} : memref<895104xbf16>, vector<8xbf16>
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: scf.if
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @gemv(%x: tensor<1x896xbf16>, %w: tensor<999x896xbf16>, %b: tensor<999xbf16>) -> tensor<1x999xbf16> {
+  %0 = genesis.library_call bias %x, %w transpose_rhs bias %b : (tensor<1x896xbf16>, tensor<999x896xbf16>, tensor<999xbf16>) -> tensor<1x999xbf16>
+  return %0 : tensor<1x999xbf16>
+}
+func.func @gemm_of_nine_rows(%x: tensor<9x896xbf16>, %w: tensor<999x896xbf16>) -> tensor<9x999xbf16> {
+  %0 = genesis.library_call none %x, %w transpose_rhs : (tensor<9x896xbf16>, tensor<999x896xbf16>) -> tensor<9x999xbf16>
+  return %0 : tensor<9x999xbf16>
+}
+
+// -----
+
+// A decode step's attention against a bf16 cache: a block per key/value
+// head (2) of 16 warps (DecodeAttentionLayout: 1024 keys, 2 a lane), the
+// group's 7 query rows in shared memory, each lane's key rows loaded as
+// 16-byte vectors and widened, the rows' maxima and sums as block
+// reductions, the owner lanes' probabilities shuffled to the warp.
+// CHECK-LABEL: func.func @decode_attention(
+// CHECK: genesis.decode_attention {{.+}}genesis.kernel = @decode_attention_decode_attention0, genesis.launch = #genesis.launch<grid = [2, 1, 1], block = [512, 1, 1], shared = 0>
+// CHECK: gpu.func @decode_attention_decode_attention0(
+// CHECK: vector.load %{{.+}} : memref<131072xbf16>, vector<8xbf16>
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: math.exp
+// CHECK: gpu.shuffle  idx
+func.func @decode_attention(%q: tensor<1x14x1x64xf32>, %k: tensor<1x2x1024x64xbf16>, %v: tensor<1x2x1024x64xbf16>, %m: tensor<1x14x1x1024xf32>) -> tensor<1x14x1x64xf32> {
+  %0 = genesis.decode_attention %q, %k, %v mask %m scale 0.125 : (tensor<1x14x1x64xf32>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x14x1x1024xf32>) -> tensor<1x14x1x64xf32>
+  return %0 : tensor<1x14x1x64xf32>
+}

@@ -73,11 +73,13 @@ double attentionToleranceFor(const std::string &mixedPrecision) {
 /// which the kernels clamp. With GENESIS_GPU_CASES_DIR set it also writes
 /// the case for scripts/gpu/check_cases.py, with a .tolerance file when the
 /// case's budget is not f32's (`tolerance`, or the mixed-precision one).
+/// The plan must hold a kernel whose name contains `requiredKernel` (with a
+/// memory budget, genesis-remat's f_remat<N> by default).
 double deviceError(const std::string &ir, uint64_t seed = 1,
                    const std::map<unsigned, HostArray> &given = {},
                    const std::map<unsigned, HostArray> &evaluatedWith = {},
                    const std::string &mixedPrecision = "", double tolerance = 0,
-                   int64_t memoryBudget = 0) {
+                   int64_t memoryBudget = 0, std::string requiredKernel = "") {
   mlir::MLIRContext context;
   context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
@@ -115,11 +117,12 @@ double deviceError(const std::string &ir, uint64_t seed = 1,
   EXPECT_TRUE(mlir::succeeded(bytes));
   if (mlir::failed(bytes))
     return INFINITY;
-  if (memoryBudget > 0) {
-    // genesis-remat named its kernels f_remat<N>.
+  if (requiredKernel.empty() && memoryBudget > 0)
+    requiredKernel = "f_remat";
+  if (!requiredKernel.empty()) {
     std::string text(bytes->begin(), bytes->end());
-    EXPECT_NE(text.find("f_remat"), std::string::npos)
-        << "no value was recomputed";
+    EXPECT_NE(text.find(requiredKernel), std::string::npos)
+        << "no kernel named " << requiredKernel;
   }
   if (test::gpuCasesDir()) {
     NamedArrays in(inputs.begin(), inputs.end()), want;
@@ -619,6 +622,100 @@ TEST(CudaBackend, AttentionRopeAndItsGradient) {
                    kF32);
 }
 
+// GEMMs of at most 8 lhs rows against an [N, K] weight run as matrix-vector
+// kernels (CudaGemvEmitter): one row with a bias (a decode step's
+// projection), 3 rows with a bias and ReLU and N not a multiple of a
+// block's 8 columns, K = 30 (2-element vectors) and K = 4864 (19 vectors a
+// lane), in f32 (1e-5) and under bf16 (the GEMM's inputs and result
+// rounded to bf16: the mixed-precision budget).
+TEST(CudaBackend, MatrixVectorProducts) {
+  struct Case {
+    int64_t rows, depth, columns;
+    bool bias, relu;
+    const char *precision;
+  };
+  const Case cases[] = {{1, 896, 896, true, false, ""},
+                        {3, 30, 37, true, true, ""},
+                        {1, 4864, 96, false, false, "bf16"},
+                        {2, 896, 999, true, false, "bf16"}};
+  double worst = -1;
+  uint64_t seed = 501;
+  for (const Case &c : cases) {
+    std::string x = "tensor<" + std::to_string(c.rows) + "x" +
+                    std::to_string(c.depth) + "xf32>";
+    std::string w = "tensor<" + std::to_string(c.columns) + "x" +
+                    std::to_string(c.depth) + "xf32>";
+    std::string y = "tensor<" + std::to_string(c.rows) + "x" +
+                    std::to_string(c.columns) + "xf32>";
+    std::string b = "tensor<" + std::to_string(c.columns) + "xf32>";
+    std::string ir = "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b +
+                     ") -> " + y + " {\n  %0 = genesis.matmul %x, %w " +
+                     "transpose_rhs : " + x + ", " + w + "\n";
+    std::string last = "%0";
+    if (c.bias) {
+      ir += "  %1 = genesis.broadcast_in_dim %b, [1] : " + b + " -> " + y +
+            "\n  %2 = genesis.add %0, %1 : " + y + "\n";
+      last = "%2";
+    }
+    if (c.relu) {
+      ir += "  %3 = genesis.relu " + last + " : " + y + "\n";
+      last = "%3";
+    }
+    ir += "  return " + last + " : " + y + "\n}";
+    double tolerance = *c.precision ? toleranceFor(c.precision) : kF32;
+    // Weights as initialisers draw them (bound 1/sqrt(K)), so outputs are
+    // O(1) and the 16-bit rounding of K products stays within the budget
+    // (with weights in (-2, 2), rounding alone puts near-zero outputs of
+    // K = 4864 sums 0.06 off, whoever computes them).
+    std::map<unsigned, HostArray> weights;
+    weights.emplace(1, uniformArray({c.columns, c.depth},
+                                    1.0 / std::sqrt(double(c.depth)), seed));
+    double e = deviceError(ir, seed++, weights, {}, c.precision, tolerance, 0,
+                           "f_gemv");
+    if (e >= 0) {
+      EXPECT_LE(e, tolerance) << c.rows << "x" << c.depth << "x" << c.columns;
+    }
+    worst = std::max(worst, e / tolerance);
+  }
+  EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
+}
+
+// Rope inside loop fusions (genesis-fuse): a bf16 projection widened and
+// rotated by one kernel, and a rotated key written into a cache row by a
+// select of its broadcast, with half rows of 32 (the lanes' vector reads of
+// the partner half) and of 3 (element reads).
+TEST(CudaBackend, RopeFusedWithItsNeighbours) {
+  double worst = -1;
+  uint64_t seed = 401;
+  for (int64_t depth : {64, 6}) {
+    std::string d = std::to_string(depth);
+    std::string x16 = "tensor<1x4x1x" + d + "xbf16>";
+    std::string x = "tensor<1x4x1x" + d + "xf32>";
+    std::string table = "tensor<1x" + d + "xf32>";
+    std::string cache = "tensor<1x4x9x" + d + "xf32>";
+    std::string mask = "tensor<1x4x9x" + d + "xi1>";
+    worst = std::max(
+        worst,
+        deviceError("func.func @f(%p: " + x16 + ", %c: " + table +
+                        ", %s: " + table + ", %cache: " + cache +
+                        ", %m: " + mask + ") -> (" + x + ", " + cache +
+                        R"() {
+      %w = genesis.cast %p : )" +
+                        x16 + " to " + x + R"(
+      %r = genesis.rope %w, %c, %s : ()" +
+                        x + ", " + table + ", " + table + ") -> " + x + R"(
+      %b = genesis.broadcast_in_dim %r, [0, 1, 2, 3] : )" +
+                        x + " -> " + cache + R"(
+      %n = genesis.select %m, %b, %cache : )" +
+                        mask + ", " + cache + R"(
+      return %r, %n : )" +
+                        x + ", " + cache + R"(
+    })",
+                    seed++));
+  }
+  EXPECT_ON_DEVICE(worst, kF32);
+}
+
 // genesis-decompose-attention's two forms: a decode step (one query for each
 // of 7 query heads per key/value head, an additive mask) whose products are
 // row reductions of broadcast products, and 2 x 9 = 18 query rows per
@@ -632,6 +729,89 @@ TEST(CudaBackend, AttentionOfFewAndManyQueryRows) {
       return %0, %1 : tensor<1x14x1x64xf32>, tensor<1x4x9x8xf32>
     })"),
                    kF32);
+}
+
+/// A decode step's additive mask [B, Hq, S, T]: query s of every head sees
+/// keys j <= position + s (0), later ones are -inf; with `hiddenHead`, that
+/// head sees nothing (its output must be zeros).
+HostArray decodeMask(int64_t batch, int64_t heads, int64_t queries,
+                     int64_t keys, int64_t position, int64_t hiddenHead = -1) {
+  HostArray mask(DType::F32, {batch, heads, queries, keys});
+  for (int64_t i = 0; i < mask.numel(); ++i) {
+    int64_t j = i % keys, s = i / keys % queries,
+            h = i / keys / queries % heads;
+    bool seen = j <= position + s && h != hiddenHead;
+    mask.setDouble(i, seen ? 0.0 : -INFINITY);
+  }
+  return mask;
+}
+
+// genesis-decode-attention's kernel (CudaDecodeAttentionEmitter) against
+// the evaluator's attention of the widened cache: every cache length class
+// (one key; fewer keys than a warp; 200; 1024 and 2048, several keys a
+// lane), bf16, f16 and f32 caches, GQA groups of 7 and 1, S = 2 causal,
+// Dv != D and head dimensions that are not multiples of 32, a mask hiding
+// most of the cache (a decode step at position 137) and a head that sees
+// nothing. f32 budget: the cache's values are exact in f32 once widened,
+// and the kernel computes in f32 with the evaluator in f64.
+TEST(CudaBackend, DecodeAttentionAcrossCacheLengths) {
+  struct Case {
+    int64_t batch, heads, kvHeads, queries, keys, depth, valueDepth;
+    const char *cache;
+    bool causal;
+    int64_t position; // -1: a random finite mask; -2: no mask
+    int64_t hiddenHead;
+  };
+  const Case cases[] = {
+      {1, 14, 2, 1, 1024, 64, 64, "bf16", false, 137, -1},
+      {1, 14, 2, 1, 1024, 64, 64, "f16", false, 1023, 3},
+      {1, 12, 12, 1, 1, 64, 64, "bf16", false, -2, -1},
+      {2, 4, 2, 2, 200, 64, 32, "f32", true, -1, -1},
+      {1, 4, 1, 1, 2048, 128, 128, "bf16", false, 1500, -1},
+      {2, 6, 2, 1, 31, 24, 40, "bf16", true, 9, 5},
+  };
+  double worst = -1;
+  uint64_t seed = 301;
+  for (const Case &c : cases) {
+    auto tensor = [](std::vector<int64_t> shape, const std::string &element) {
+      std::string text = "tensor<";
+      for (int64_t d : shape)
+        text += std::to_string(d) + "x";
+      return text + element + ">";
+    };
+    std::string q = tensor({c.batch, c.heads, c.queries, c.depth}, "f32");
+    std::string o = tensor({c.batch, c.heads, c.queries, c.valueDepth}, "f32");
+    std::string m = tensor({c.batch, c.heads, c.queries, c.keys}, "f32");
+    std::string k16 = tensor({c.batch, c.kvHeads, c.keys, c.depth}, c.cache);
+    std::string v16 =
+        tensor({c.batch, c.kvHeads, c.keys, c.valueDepth}, c.cache);
+    std::string k = tensor({c.batch, c.kvHeads, c.keys, c.depth}, "f32");
+    std::string v = tensor({c.batch, c.kvHeads, c.keys, c.valueDepth}, "f32");
+    bool widened = std::string(c.cache) != "f32";
+    bool masked = c.position != -2;
+    std::string ir = "func.func @f(%q: " + q + ", %k16: " + k16 +
+                     ", %v16: " + v16 + (masked ? ", %m: " + m : "") + ") -> " +
+                     o + " {\n";
+    if (widened)
+      ir += "  %k = genesis.cast %k16 : " + k16 + " to " + k +
+            "\n  %v = genesis.cast %v16 : " + v16 + " to " + v + "\n";
+    std::string key = widened ? "%k" : "%k16", value = widened ? "%v" : "%v16";
+    ir += "  %o = genesis.attention %q, " + key + ", " + value +
+          (masked ? " mask %m" : "") + (c.causal ? " causal" : "") +
+          " scale 0.125 : (" + q + ", " + k + ", " + v +
+          (masked ? ", " + m : "") + ") -> " + o + "\n  return %o : " + o +
+          "\n}";
+    std::map<unsigned, HostArray> given;
+    if (c.position >= 0)
+      given.emplace(3, decodeMask(c.batch, c.heads, c.queries, c.keys,
+                                  c.position, c.hiddenHead));
+    double e = deviceError(ir, seed++, given, {}, "", 0, 0, "decode_attention");
+    if (e >= 0) {
+      EXPECT_LE(e, kF32) << c.cache << " T=" << c.keys << " S=" << c.queries;
+    }
+    worst = std::max(worst, e / kF32);
+  }
+  EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
 // Fused attention (genesis-fused-attention, cuDNN's flash attention) under

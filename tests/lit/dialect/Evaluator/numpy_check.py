@@ -31,7 +31,8 @@ reference):
          last-bit differences of libm and NumPy beyond 1e-12 relative).
          Used for exp log rsqrt tanh sigmoid gelu silu sin cos pow
          reduce_sum matmul softmax log_softmax layer_norm rms_norm rope
-         attention cross_entropy sgd_momentum_update adam_update
+         attention decode_attention cross_entropy sgd_momentum_update
+         adam_update
          adamw_update global_norm library_call fusion. (In practice every
          f32/f16 result of these matched exactly.)
 
@@ -1036,6 +1037,35 @@ def check_attention(h):
                 f"({types}) -> {ty(out)}", [("%0", to_dtype(ref, dtype), ULP1)])
 
 
+def check_decode_attention(h):
+    # f32 query and mask; the cache f32 or f16, read widened (the reference
+    # widens it exactly).
+    cases = [
+        # name, B, Hq, Hkv, S, T, D, Dv, causal, cache dtype
+        ("GQA mask", 1, 6, 2, 1, 9, 8, 8, False, F16),
+        ("causal S=2 mask", 2, 4, 2, 2, 7, 4, 6, True, F32),
+    ]
+    for name, b, hq, hkv, s, t, d, dv, causal, cache in cases:
+        label = MLIR_DTYPE[np.dtype(cache)]
+        rng = h.rng(f"decode_attention {name} {label}")
+        q = normal(rng, (b, hq, s, d), F32)
+        k = normal(rng, (b, hkv, t, d), cache)
+        v = normal(rng, (b, hkv, t, dv), cache)
+        mask = normal(rng, (b, hq, s, t), F32)
+        mask[..., t - 3:] = -np.inf  # a decode step's empty cache positions
+        mask[0, 1, 0, :] = -np.inf  # a row that sees no key
+        scale = 1.0 / math.sqrt(d)
+        ref = attention_ref(f64(q), f64(k), f64(v), f64(mask), causal, scale)
+        out = np.zeros((b, hq, s, dv), F32)
+        extra = " mask %a3" + (" causal" if causal else "")
+        inputs = [q, k, v, mask]
+        types = ", ".join(ty(a) for a in inputs)
+        h.check("decode_attention", f"{label} cache {name}", inputs,
+                f"%0 = genesis.decode_attention %a0, %a1, %a2{extra} scale "
+                f"{fa(scale)} : ({types}) -> {ty(out)}",
+                [("%0", to_dtype(ref, F32), ULP1)])
+
+
 def check_cross_entropy(h):
     for dtype, label_dtype in ((F32, I64), (F64, I32), (F16, I64)):
         label = MLIR_DTYPE[np.dtype(dtype)]
@@ -1323,7 +1353,8 @@ def main():
     for group in (check_constant, check_unary, check_binary, check_compare_select,
                   check_cast, check_shape_ops, check_take_scatter,
                   check_reductions, check_matmul, check_softmax_norms,
-                  check_attention, check_cross_entropy, check_dropout,
+                  check_attention, check_decode_attention,
+                  check_cross_entropy, check_dropout,
                   check_optimizers, check_structure):
         group(h)
     total = h.passed + len(h.failures)

@@ -1073,6 +1073,32 @@ func.func @rope_table_element_type(%x: tensor<2x8x4xbf16>, %t: tensor<8x4xf32>) 
 // attention
 //===----------------------------------------------------------------------===//
 
+func.func @decode_attention_cache_types(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x9x16xbf16>, %v: tensor<1x2x9x16xf16>) {
+  // expected-error @+2 {{'genesis.decode_attention' op key and value must share an element type, the query's or bf16 or f16; got 'tensor<1x2x9x16xbf16>' and 'tensor<1x2x9x16xf16>'}}
+  // expected-error @+1 {{'genesis.decode_attention' op failed to infer returned types}}
+  %0 = genesis.decode_attention %q, %k, %v scale 1.0 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xbf16>, tensor<1x2x9x16xf16>) -> tensor<1x4x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @decode_attention_f64_cache(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x9x16xf64>) {
+  // expected-error @+2 {{'genesis.decode_attention' op key and value must share an element type, the query's or bf16 or f16; got 'tensor<1x2x9x16xf64>' and 'tensor<1x2x9x16xf64>'}}
+  // expected-error @+1 {{'genesis.decode_attention' op failed to infer returned types}}
+  %0 = genesis.decode_attention %q, %k, %k scale 1.0 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xf64>, tensor<1x2x9x16xf64>) -> tensor<1x4x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @decode_attention_bf16_query(%q: tensor<1x4x1x16xbf16>) {
+  // expected-error @+1 {{'genesis.decode_attention' op operand #0 must be statically shaped tensor of 32-bit float values}}
+  %0 = genesis.decode_attention %q, %q, %q scale 1.0 : (tensor<1x4x1x16xbf16>, tensor<1x4x1x16xbf16>, tensor<1x4x1x16xbf16>) -> tensor<1x4x1x16xbf16>
+  return
+}
+
+// -----
+
 func.func @fused_attention_value_depth(%q: tensor<1x4x8x64xbf16>, %v: tensor<1x4x8x32xbf16>) {
   // expected-error @+2 {{'genesis.fused_attention' op query and value head dimensions differ: 64 vs 32}}
   // expected-error @+1 {{'genesis.fused_attention' op failed to infer returned types}}

@@ -438,6 +438,19 @@ func.func @attention(%q: tensor<1x4x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: ten
 
 // -----
 
+// A decode step's attention reads a 16-bit cache widened (or an f32 one).
+// CHECK-LABEL: func.func @decode_attention(
+// CHECK-NEXT:    %0 = genesis.decode_attention %arg0, %arg1, %arg1 mask %arg2 scale 1.250000e-01 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xbf16>, tensor<1x2x9x16xbf16>, tensor<1x4x1x9xf32>) -> tensor<1x4x1x16xf32>
+// CHECK-NEXT:    %1 = genesis.decode_attention %arg0, %arg3, %arg3 causal scale 2.500000e-01 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>) -> tensor<1x4x1x16xf32>
+// CHECK-NEXT:    return %0, %1
+func.func @decode_attention(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x9x16xbf16>, %m: tensor<1x4x1x9xf32>, %kf: tensor<1x2x9x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) {
+  %0 = genesis.decode_attention %q, %k, %k mask %m scale 0.125 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xbf16>, tensor<1x2x9x16xbf16>, tensor<1x4x1x9xf32>) -> tensor<1x4x1x16xf32>
+  %1 = genesis.decode_attention %q, %kf, %kf causal scale 0.25 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>) -> tensor<1x4x1x16xf32>
+  return %0, %1 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention_grad(
 // CHECK-SAME:  %arg0: tensor<1x4x8x16xf32>, %arg1: tensor<1x2x6x16xf32>, %arg2: tensor<1x2x6x8xf32>, %arg3: tensor<1x4x8x8xf32>, %arg4: tensor<1x4x8x6xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x8xf32>, tensor<1x4x8x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x8xf32>) {
 // CHECK-NEXT:    %query_grad, %key_grad, %value_grad = genesis.attention_grad %arg0, %arg1, %arg2, %arg3, %arg3 causal scale 2.500000e-01 : (tensor<1x4x8x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x8xf32>)
