@@ -25,7 +25,8 @@ decodeAttentionLayout(llvm::ArrayRef<int64_t> query,
   if (layout.batch <= 0 || layout.rows <= 0 || layout.keys <= 0 ||
       layout.rows > kDecodeAttentionMaxRows || layout.depth <= 0 ||
       layout.depth > kDecodeAttentionMaxDepth || layout.valueDepth <= 0 ||
-      layout.valueDepth > kDecodeAttentionMaxDepth)
+      layout.valueDepth > kDecodeAttentionMaxDepth ||
+      layout.queries > layout.keys)
     return std::nullopt;
   // About 64 keys a warp (2 a lane): the warps' loads are in flight
   // together; the warps' partial outputs bound their count.
@@ -47,6 +48,9 @@ decodeAttentionLayout(llvm::ArrayRef<int64_t> query,
           kDecodeAttentionMaxUnrolled ||
       layout.keysPerLane * 32 * layout.rows * ((layout.valueDepth + 31) / 32) >
           kDecodeAttentionMaxUnrolled)
+    return std::nullopt;
+  // The kernel's shared buffers are static: 48 KiB at most.
+  if (layout.sharedBytes() > kDecodeAttentionMaxSharedBytes)
     return std::nullopt;
   return layout;
 }

@@ -46,6 +46,8 @@ inline constexpr int64_t kDecodeAttentionMaxScores = 64;
 /// keysPerLane) and in the walk over the values (keysPerLane x 32 x rows x
 /// ceil(Dv / 32)): the code, and the compile time, grow with them.
 inline constexpr int64_t kDecodeAttentionMaxUnrolled = 16384;
+/// Static shared memory of the kernel at most (no dynamic opt-in).
+inline constexpr int64_t kDecodeAttentionMaxSharedBytes = 48 * 1024;
 /// Head dimensions at most.
 inline constexpr int64_t kDecodeAttentionMaxDepth = 256;
 /// Shared memory for the warps' partial outputs at most.
@@ -53,7 +55,9 @@ inline constexpr int64_t kDecodeAttentionMaxPartialBytes = 32 * 1024;
 
 /// The layout for query [B, Hq, S, D], key [B, Hkv, T, D] and value
 /// [B, Hkv, T, Dv] (shapes as genesis.attention checks them), or
-/// std::nullopt where one block per key/value head cannot hold it.
+/// std::nullopt where one block per key/value head cannot hold it, or where
+/// there are more queries than keys (a decode step never has; causal
+/// queries would then see no key, left to the decomposition).
 std::optional<DecodeAttentionLayout>
 decodeAttentionLayout(llvm::ArrayRef<int64_t> query,
                       llvm::ArrayRef<int64_t> key,

@@ -321,8 +321,12 @@ FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
                                    warpWidth, gpu::ShuffleMode::IDX)
                 .getShuffleResult();
         for (int64_t t = 0; t < columnsPerLane; ++t) {
+          // A hidden key (probability 0) adds nothing, even where its
+          // value row holds NaN or infinity (a stale or unwritten row).
           Value &acc = updated[r * columnsPerLane + t];
-          acc = math::FmaOp::create(b, loc, p, v[t], acc);
+          Value hidden = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, p, constant(0.0));
+          acc = select(hidden, acc, math::FmaOp::create(b, loc, p, v[t], acc));
         }
       }
     }

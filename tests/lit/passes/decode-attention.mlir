@@ -50,3 +50,17 @@ func.func @left(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<
   %l = genesis.attention %ql, %kl, %kl scale 0.25 : (tensor<1x16x1x16xf32>, tensor<1x1x8192x16xf32>, tensor<1x1x8192x16xf32>) -> tensor<1x16x1x16xf32>
   return %dq, %p, %b, %l : tensor<1x4x1x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x1x16xbf16>, tensor<1x16x1x16xf32>
 }
+
+// -----
+
+// Also left: more queries than keys (causal queries would see no key), and
+// a shape whose shared buffers would pass 48 KiB (16 rows of D = 256 and
+// Dv = 128 against 256 keys: 49,664 bytes).
+// CHECK-LABEL: func.func @left_by_layout(
+// CHECK-NOT: decode_attention
+// CHECK-COUNT-2: genesis.attention %
+func.func @left_by_layout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x1x2x8xf32>, %qw: tensor<1x16x1x256xf32>, %kw: tensor<1x1x256x256xf32>, %vw: tensor<1x1x256x128xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x16x1x128xf32>) {
+  %a = genesis.attention %q, %k, %k causal scale 0.25 : (tensor<1x2x4x8xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>) -> tensor<1x2x4x8xf32>
+  %b = genesis.attention %qw, %kw, %vw scale 0.0625 : (tensor<1x16x1x256xf32>, tensor<1x1x256x256xf32>, tensor<1x1x256x128xf32>) -> tensor<1x16x1x128xf32>
+  return %a, %b : tensor<1x2x4x8xf32>, tensor<1x16x1x128xf32>
+}

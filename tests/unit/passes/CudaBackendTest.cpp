@@ -680,10 +680,12 @@ TEST(CudaBackend, MatrixVectorProducts) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
-// Rope inside loop fusions (genesis-fuse): a bf16 projection widened and
-// rotated by one kernel, and a rotated key written into a cache row by a
-// select of its broadcast, with half rows of 32 (the lanes' vector reads of
-// the partner half) and of 3 (element reads).
+// Rope inside a loop fusion (genesis-fuse): a bf16 projection widened and
+// rotated by one kernel (the rotated value is also returned, so the
+// broadcast and select into a cache row are a second kernel), with half
+// rows of 32 (the lanes' vector reads of the partner half) and of 3
+// (element reads). The decode step cases (GenerationSixteenBit) cover rope
+// fused with the cache write.
 TEST(CudaBackend, RopeFusedWithItsNeighbours) {
   double worst = -1;
   uint64_t seed = 401;
