@@ -597,6 +597,34 @@ def GenesisMergeSiblingLoops
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisFuseMatrixVector
+    : Pass<"genesis-fuse-matrix-vector", "mlir::func::FuncOp"> {
+  let summary = "Matrix-vector products of one input, and their elementwise consumer, in one kernel (CUDA)";
+  let description = [{
+    A decode step's GEMMs have a row or a few (isMatrixVectorProduct in
+    passes/Analysis/MatrixVector.h), so each is a kernel reading its weight
+    once, and the step's time goes to launching and draining many small
+    kernels. Algorithm: walk the block; from a matrix-vector product, a
+    group takes the following ones of the same lhs while only reshapes and
+    constants lie between them (at most kMaxGemvFusionCalls, and at most 64
+    of a lane's vector loads in any set of GEMMs of one column count, which
+    one warp computes together). Then the next op, past reshapes and
+    constants, joins as the epilogue when it is a fusion computing element
+    by element whose inputs are the group's results (or reshapes of them),
+    all of one column count N, with as many elements as M x N, or values
+    defined before the group. The group becomes one genesis.fusion in the
+    first product's place: the products on body arguments, the epilogue's
+    body on them (its inputs that were reshapes of a product's result
+    become reshapes inside), yielding each product's result still used
+    outside and the epilogue's results. A group of one product with no
+    epilogue stays as it is. The matrix-vector emitter of genesis-lower-cuda
+    runs the fusion as one kernel (matrixVectorSegments): Qwen2's q, k and v
+    projections of a token are one kernel, and its gate and up projections
+    with SwiGLU's silu(gate) * up another, which never writes gate or up.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisGroupOptimizerUpdates
     : Pass<"genesis-group-optimizer-updates", "mlir::func::FuncOp"> {
   let summary = "Adjacent optimizer updates in one kernel (CUDA)";

@@ -113,6 +113,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     functionPm.addPass(createGenesisMergeSiblingLoops());
     // The merged bodies recompute their shared elementwise ops.
     functionPm.addPass(createCSEPass());
+    functionPm.addPass(createGenesisFuseMatrixVector());
   }
   // Before remat, which then plans the groups' gradients' lifetimes.
   if (options.fuse)

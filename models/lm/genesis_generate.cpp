@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -492,6 +493,23 @@ void printSlowestSteps(const Session &session, const std::string &function) {
     std::fprintf(stderr, "  %8.3f ms  %s  @ %s\n",
                  steps[i].totalSeconds * 1e3 / steps[i].calls,
                  steps[i].name.c_str(), steps[i].location.c_str());
+  // Identical layers share kernels: the time of each kernel over a call.
+  std::map<std::string, std::pair<double, int>> byKernel;
+  for (const StepTiming &step : steps) {
+    auto &[seconds, count] = byKernel[step.name];
+    seconds += step.totalSeconds / step.calls;
+    ++count;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> kernels(
+      byKernel.begin(), byKernel.end());
+  std::sort(kernels.begin(), kernels.end(), [](const auto &a, const auto &b) {
+    return a.second.first > b.second.first;
+  });
+  std::fprintf(stderr, "%s: time per call by step name:\n", function.c_str());
+  for (size_t i = 0; i < std::min<size_t>(kernels.size(), 16); ++i)
+    std::fprintf(stderr, "  %8.3f ms  %3d x  %s\n",
+                 kernels[i].second.first * 1e3, kernels[i].second.second,
+                 kernels[i].first.c_str());
 }
 
 void generateWith(lm::GenerationSession &session,

@@ -11,6 +11,7 @@
 #include "dialect/IR/GenesisDialect.h"
 #include "passes/Conversion/CudaKernels.h"
 #include "passes/Passes.h"
+#include "runtime/plan/PlanFile.h"
 #include "runtime/session/Session.h"
 #include "runtime/support/Error.h"
 
@@ -246,6 +247,25 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
   return (*cubin)->getBuffer().str();
 }
 
+/// Begins every kernel of the lowered `gpuModule` with griddepcontrol.wait
+/// (nothing of the kernel runs before the grids launched ahead of it have
+/// finished and their writes are visible) and then launch_dependents (the
+/// next kernel may be scheduled once every block of this one has started).
+/// With programmatic dependent launch, a kernel's launch then overlaps the
+/// tail of the one before it instead of waiting for its completion.
+void beginKernelsWithGridDependencyWait(gpu::GPUModuleOp gpuModule) {
+  gpuModule.walk([](LLVM::LLVMFuncOp function) {
+    if (!function->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+        function.getBody().empty())
+      return;
+    OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+    for (NVVM::GridDepActionKind action :
+         {NVVM::GridDepActionKind::wait,
+          NVVM::GridDepActionKind::launch_dependents})
+      NVVM::GriddepcontrolOp::create(b, function.getLoc(), action);
+  });
+}
+
 } // namespace
 
 FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
@@ -297,36 +317,50 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
     return leftover->emitError("genesis cuda codegen: '")
            << leftover->getName() << "' was not lowered to NVVM";
 
-  // The NVVM module is the same for every chip; LLVM's code generation runs
-  // once per chip (one target each), so each cubin is tuned for its chip.
+  // The NVVM module is the same for every chip but for the grid dependency
+  // wait that chips from sm_90 on begin each kernel with; LLVM's code
+  // generation runs once per chip (one target each), so each cubin is tuned
+  // for its chip.
   auto first = cast<NVVM::NVVMTargetAttr>(gpuModule.getTargetsAttr()[0]);
-  SmallVector<Attribute> targets;
-  for (uint32_t chip : chips)
-    targets.push_back(NVVM::NVVMTargetAttr::get(
-        context, first.getO(), first.getTriple(), chipName(chip),
-        first.getFeatures(), first.getFlags(), first.getLink()));
-  gpuModule.setTargetsAttr(ArrayAttr::get(context, targets));
-
-  FailureOr<SmallVector<std::string>> ptx = serialize(module, "isa");
-  if (failed(ptx))
-    return failure();
-  if (ptx->size() != chips.size())
-    return module.emitError("genesis cuda codegen: ")
-           << chips.size() << " targets gave " << ptx->size() << " PTX objects";
+  auto programmatic = llvm::partition_point(
+      chips, [](uint32_t chip) { return chip < kFirstProgrammaticLaunchChip; });
   std::string ptxas = toolkitPath() + "/bin/ptxas";
   if (!llvm::sys::fs::can_execute(ptxas))
     return module.emitError("genesis cuda codegen: ptxas not found at ")
            << ptxas << " (set GENESIS_CUDA_PATH to the CUDA toolkit)";
   KernelImages images;
-  for (auto [chip, text] : llvm::zip(chips, *ptx)) {
-    FailureOr<std::string> cubin =
-        assemble(module, ptxas, text, chipName(chip));
-    if (failed(cubin))
+  for (ArrayRef<uint32_t> group :
+       {ArrayRef<uint32_t>(chips.begin(), programmatic),
+        ArrayRef<uint32_t>(programmatic, chips.end())}) {
+    if (group.empty())
+      continue;
+    bool waits = group.front() >= kFirstProgrammaticLaunchChip;
+    if (waits)
+      beginKernelsWithGridDependencyWait(gpuModule);
+    SmallVector<Attribute> targets;
+    for (uint32_t chip : group)
+      targets.push_back(NVVM::NVVMTargetAttr::get(
+          context, first.getO(), first.getTriple(), chipName(chip),
+          first.getFeatures(), first.getFlags(), first.getLink()));
+    gpuModule.setTargetsAttr(ArrayAttr::get(context, targets));
+    FailureOr<SmallVector<std::string>> ptx = serialize(module, "isa");
+    if (failed(ptx))
       return failure();
-    images.cubins.push_back({chip, std::move(*cubin)});
+    if (ptx->size() != group.size())
+      return module.emitError("genesis cuda codegen: ")
+             << group.size() << " targets gave " << ptx->size()
+             << " PTX objects";
+    for (auto [chip, text] : llvm::zip(group, *ptx)) {
+      FailureOr<std::string> cubin =
+          assemble(module, ptxas, text, chipName(chip));
+      if (failed(cubin))
+        return failure();
+      images.cubins.push_back({chip, std::move(*cubin), waits});
+    }
+    // The oldest chip's PTX: the driver compiles it for any later chip.
+    if (images.ptx.bytes.empty())
+      images.ptx = {group.front(), std::move(ptx->front()), waits};
   }
-  // The oldest chip's PTX: the driver compiles it for any later chip.
-  images.ptx = {chips.front(), std::move(ptx->front())};
   return images;
 }
 

@@ -328,8 +328,9 @@ FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
                                          OpBuilder &moduleBuilder);
 
 /// A genesis.library_call of at most kMaxGemvRows lhs rows against an
-/// [N, K] weight: a warp per output column (CudaGemvEmitter.cpp).
-inline constexpr int64_t kMaxGemvRows = 8;
+/// [N, K] weight, or a matrix-vector fusion of several with an epilogue
+/// (passes/Analysis/MatrixVector.h): a warp per output column
+/// (CudaGemvEmitter.cpp).
 bool isGemv(Operation *op);
 FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
                               OpBuilder &moduleBuilder);

@@ -2,12 +2,16 @@
 //
 // The matrix-vector emitter of genesis-lower-cuda: a genesis.library_call of
 // a few lhs rows (a decode step's token) against a weight stored [N, K],
-// which cuBLASLt runs far below the bandwidth of reading the weight once.
+// which cuBLASLt runs far below the bandwidth of reading the weight once,
+// and the matrix-vector fusions of genesis-fuse-matrix-vector: several such
+// GEMMs of one lhs in one kernel, with an elementwise epilogue.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "passes/Analysis/MatrixVector.h"
 #include "passes/Conversion/CudaEmitters.h"
+#include "passes/Conversion/ElementEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -23,84 +27,44 @@ namespace genesis::cuda {
 
 namespace {
 
-/// Warps per block; each computes one output column.
-constexpr int64_t kGemvWarps = 8;
+/// What one matrix-vector kernel computes: its segments (MatrixVector.h),
+/// the kernel argument of each GEMM operand, and the values stored to the
+/// kernel's outputs, in order.
+struct GemvKernelPlan {
+  SmallVector<GemvSegment> segments;
+  std::function<Value(Value)> argumentOf;
+  SmallVector<Value> stored;
+  /// The fusion body whose arguments the epilogue reads, if any.
+  Block *body = nullptr;
+};
 
-/// Lanes of one vector load along K: up to 16 bytes, dividing K.
-int64_t gemvVectorWidth(Type element, int64_t depth) {
-  int64_t width = 16 / (element.getIntOrFloatBitWidth() / 8);
-  while (depth % width != 0)
-    width /= 2;
-  return width;
-}
-
-} // namespace
-
-/// A GEMM whose lhs [M, K] has at most kMaxGemvRows rows against a weight
-/// [N, K] (transpose_rhs), in f32, bf16 or f16, with no epilogue or a bias
-/// and ReLU, K at most 64 vectors a lane (16384 16-bit values): a read of
-/// the weight that cuBLASLt's tiles spread over too few SMs.
-bool isGemv(Operation *op) {
-  auto call = dyn_cast<LibraryCallOp>(op);
-  if (!call || call.getTransposeLhs() || !call.getTransposeRhs())
-    return false;
-  auto lhs = cast<RankedTensorType>(call.getLhs().getType());
-  auto rhs = cast<RankedTensorType>(call.getRhs().getType());
-  auto result = cast<RankedTensorType>(call.getResult().getType());
-  GemmEpilogue epilogue = call.getEpilogue();
-  auto supported = [](Type t) { return t.isF32() || t.isBF16() || t.isF16(); };
-  if (lhs.getRank() != 2 || !supported(lhs.getElementType()) ||
-      !supported(rhs.getElementType()))
-    return false;
-  // A lane's loads are unrolled: at most 64 vectors of the weight row.
-  int64_t depth = lhs.getDimSize(1);
-  int64_t width = std::min(gemvVectorWidth(lhs.getElementType(), depth),
-                           gemvVectorWidth(rhs.getElementType(), depth));
-  if (ceilDiv(depth / std::max<int64_t>(width, 1), kWarp) > 64)
-    return false;
-  return lhs.getRank() == 2 && rhs.getRank() == 2 &&
-         lhs.getDimSize(0) <= kMaxGemvRows && lhs.getDimSize(0) > 0 &&
-         lhs.getDimSize(1) > 0 && rhs.getDimSize(0) > 0 &&
-         supported(lhs.getElementType()) && supported(rhs.getElementType()) &&
-         supported(result.getElementType()) &&
-         (epilogue == GemmEpilogue::none || epilogue == GemmEpilogue::bias ||
-          epilogue == GemmEpilogue::relu ||
-          epilogue == GemmEpilogue::bias_relu);
-}
-
-/// Warp w of block b computes output column n = 8b + w for every lhs row:
-/// lane l reads the weight row's vectors l, l + 32, ... (16 bytes each,
-/// coalesced across the warp; all of a lane's loads are unrolled, so they
-/// are in flight together) and the matching lhs vectors, accumulates in
-/// f32, and a butterfly of shuffles sums the lanes (a fixed order:
-/// deterministic). Lane 0 applies alpha, the bias and ReLU, rounds to the
-/// result type and stores.
-FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
-                              OpBuilder &moduleBuilder) {
-  auto call = cast<LibraryCallOp>(op);
-  Location loc = op->getLoc();
-  auto lhsType = cast<RankedTensorType>(call.getLhs().getType());
-  auto rhsType = cast<RankedTensorType>(call.getRhs().getType());
-  auto resultType = cast<RankedTensorType>(call.getResult().getType());
-  const int64_t rows = lhsType.getDimSize(0), depth = lhsType.getDimSize(1),
-                columns = rhsType.getDimSize(0);
-  Type lhsElement = lhsType.getElementType();
-  Type rhsElement = rhsType.getElementType();
-  int64_t width = std::min(gemvVectorWidth(lhsElement, depth),
-                           gemvVectorWidth(rhsElement, depth));
-  int64_t vectors = depth / width;
-  int64_t perLane = ceilDiv(vectors, kWarp);
-
-  GpuKernel kernel = createGpuKernel(
-      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
-  setLaunch(kernel, ceilDiv(columns, kGemvWarps), kGemvWarps * kWarp);
-  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+/// Emits segment `segment` for output column `column` of its GEMMs: lane l
+/// reads the weight rows' vectors l, l + 32, ... (16 bytes each, coalesced
+/// across the warp; all of a lane's loads are unrolled, so they are in
+/// flight together) and the matching lhs vectors once for every GEMM,
+/// accumulates in f32, and a butterfly of shuffles sums the lanes (a fixed
+/// order: deterministic). Lane 0 applies alpha, the bias and ReLU, rounds to
+/// the result type, stores the GEMM results the kernel yields and computes
+/// and stores the epilogue's values at that column.
+LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
+                          const GemvKernelPlan &plan, GemvSegment segment,
+                          Value column, Value lane) {
   IndexMath im{b, loc};
   Type f32 = b.getF32Type();
-  Value lhs = flatten(b, loc, kernel.inputs[0]);
-  Value rhs = flatten(b, loc, kernel.inputs[1]);
-  Value bias = call.getBias() ? kernel.inputs[2] : Value();
-  Value out = flatten(b, loc, kernel.outputs[0]);
+  LibraryCallOp first = segment.calls.front();
+  auto lhsType = cast<RankedTensorType>(first.getLhs().getType());
+  const int64_t rows = lhsType.getDimSize(0), depth = lhsType.getDimSize(1),
+                columns = segment.columns;
+  Type lhsElement = lhsType.getElementType();
+  int64_t width = gemvVectorWidth(lhsElement, depth);
+  for (LibraryCallOp call : segment.calls)
+    width = std::min(
+        width,
+        gemvVectorWidth(
+            cast<RankedTensorType>(call.getRhs().getType()).getElementType(),
+            depth));
+  int64_t vectors = depth / width;
+  int64_t perLane = ceilDiv(vectors, kWarp);
   auto constant = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
   };
@@ -122,31 +86,39 @@ FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
     return lanes;
   };
 
-  Value thread = im.threadId();
-  Value lane = im.rem(thread, kWarp);
-  Value column =
-      im.add(im.mul(im.blockId(), im.c(kGemvWarps)), im.div(thread, kWarp));
   // Warps past the last column compute column 0 and do not store.
   Value inside = im.lt(column, im.c(columns));
   Value safeColumn = arith::SelectOp::create(b, loc, inside, column, im.c(0));
   Value weightRow = im.mul(safeColumn, im.c(depth));
-  SmallVector<Value> sums(rows, constant(0.0));
+  Value lhs = flatten(b, loc, plan.argumentOf(first.getLhs()));
+  SmallVector<Value> weights;
+  for (LibraryCallOp call : segment.calls)
+    weights.push_back(flatten(b, loc, plan.argumentOf(call.getRhs())));
+  // sums[c * rows + m]: GEMM c's column at lhs row m.
+  SmallVector<Value> sums(segment.calls.size() * rows, constant(0.0));
   for (int64_t i = 0; i < perLane; ++i) {
     Value vector = im.add(im.c(i * kWarp), lane);
     Value valid = im.lt(vector, im.c(vectors));
     Value k = im.mul(arith::SelectOp::create(b, loc, valid, vector, im.c(0)),
                      im.c(width));
-    SmallVector<Value> weight =
-        loadVector(rhs, rhsElement, im.add(weightRow, k));
+    SmallVector<SmallVector<Value>> weight;
+    for (auto [call, memref] : llvm::zip(segment.calls, weights))
+      weight.push_back(loadVector(
+          memref,
+          cast<RankedTensorType>(call.getRhs().getType()).getElementType(),
+          im.add(weightRow, k)));
     for (int64_t m = 0; m < rows; ++m) {
       SmallVector<Value> x =
           loadVector(lhs, lhsElement, im.add(im.c(m * depth), k));
-      Value dot = constant(0.0);
-      for (int64_t e = 0; e < width; ++e)
-        dot = math::FmaOp::create(b, loc, x[e], weight[e], dot);
-      sums[m] = arith::AddFOp::create(
-          b, loc, sums[m],
-          arith::SelectOp::create(b, loc, valid, dot, constant(0.0)));
+      for (size_t c = 0; c < segment.calls.size(); ++c) {
+        Value dot = constant(0.0);
+        for (int64_t e = 0; e < width; ++e)
+          dot = math::FmaOp::create(b, loc, x[e], weight[c][e], dot);
+        Value &sum = sums[c * rows + m];
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            arith::SelectOp::create(b, loc, valid, dot, constant(0.0)));
+      }
     }
   }
   for (Value &sum : sums)
@@ -158,29 +130,135 @@ FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)));
   auto branch = scf::IfOp::create(b, loc, store, /*withElse=*/false);
   b.setInsertionPointToStart(&branch.getThenRegion().front());
-  Type resultElement = resultType.getElementType();
-  GemmEpilogue epilogue = call.getEpilogue();
-  bool relu =
-      epilogue == GemmEpilogue::relu || epilogue == GemmEpilogue::bias_relu;
-  double alpha = call.getAlpha().convertToDouble();
-  for (int64_t m = 0; m < rows; ++m) {
-    Value y = sums[m];
-    if (alpha != 1.0)
-      y = arith::MulFOp::create(b, loc, y, constant(alpha));
-    if (bias)
-      y = arith::AddFOp::create(
-          b, loc, y,
-          widen(memref::LoadOp::create(b, loc, bias, ValueRange{column})));
-    if (relu)
-      y = arith::MaximumFOp::create(b, loc, y, constant(0.0));
-    if (resultElement != f32)
-      y = arith::TruncFOp::create(b, loc, resultElement, y);
-    memref::StoreOp::create(b, loc, y, out,
-                            ValueRange{im.add(im.c(m * columns), column)});
+  // results[c * rows + m]: GEMM c's result element, rounded to its type.
+  SmallVector<Value> results;
+  for (auto [c, call] : llvm::enumerate(segment.calls)) {
+    Type resultElement =
+        cast<RankedTensorType>(call.getType()).getElementType();
+    GemmEpilogue epilogue = call.getEpilogue();
+    bool relu =
+        epilogue == GemmEpilogue::relu || epilogue == GemmEpilogue::bias_relu;
+    double alpha = call.getAlpha().convertToDouble();
+    Value bias = call.getBias() ? plan.argumentOf(call.getBias()) : Value();
+    for (int64_t m = 0; m < rows; ++m) {
+      Value y = sums[c * rows + m];
+      if (alpha != 1.0)
+        y = arith::MulFOp::create(b, loc, y, constant(alpha));
+      if (bias)
+        y = arith::AddFOp::create(
+            b, loc, y,
+            widen(memref::LoadOp::create(b, loc, bias, ValueRange{column})));
+      if (relu)
+        y = arith::MaximumFOp::create(b, loc, y, constant(0.0));
+      if (resultElement != f32)
+        y = arith::TruncFOp::create(b, loc, resultElement, y);
+      results.push_back(y);
+      for (auto [output, value] : llvm::enumerate(plan.stored))
+        if (value == call.getResult())
+          memref::StoreOp::create(
+              b, loc, y, flatten(b, loc, kernel.outputs[output]),
+              ValueRange{im.add(im.c(m * columns), column)});
+    }
+  }
+  if (!segment.epilogueYields.empty()) {
+    ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
+    for (int64_t m = 0; m < rows; ++m) {
+      for (auto [c, call] : llvm::enumerate(segment.calls))
+        emitter.given[call.getResult()] = results[c * rows + m];
+      Value linear = im.add(im.c(m * columns), column);
+      for (unsigned output : segment.epilogueYields) {
+        Value value = plan.stored[output];
+        SmallVector<Value> index = im.delinearize(
+            linear, cast<RankedTensorType>(value.getType()).getShape());
+        emitter.beginElement(index);
+        FailureOr<Value> scalar = emitter.at(value, index);
+        if (failed(scalar))
+          return failure();
+        memref::StoreOp::create(b, loc, *scalar,
+                                flatten(b, loc, kernel.outputs[output]),
+                                ValueRange{linear});
+      }
+    }
   }
   b.setInsertionPointAfter(branch);
+  return success();
+}
+
+/// Block b runs the segment whose blocks hold it (each segment has a block
+/// per kGemvWarps columns); its warp w computes column
+/// kGemvWarps * (b - the segment's first block) + w.
+FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
+                                    OpBuilder &moduleBuilder,
+                                    GemvKernelPlan &plan) {
+  Location loc = op->getLoc();
+  GpuKernel kernel = createGpuKernel(
+      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
+  int64_t blocks = 0;
+  for (const GemvSegment &segment : plan.segments)
+    blocks += ceilDiv(segment.columns, kGemvWarps);
+  setLaunch(kernel, blocks, kGemvWarps * kWarp);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  if (plan.body)
+    plan.argumentOf = [&kernel](Value argument) {
+      return kernel.inputs[cast<BlockArgument>(argument).getArgNumber()];
+    };
+  else
+    plan.argumentOf = [&kernel, op](Value operand) {
+      auto it = llvm::find(op->getOperands(), operand);
+      return kernel.inputs[std::distance(op->getOperands().begin(), it)];
+    };
+  Value thread = im.threadId();
+  Value lane = im.rem(thread, kWarp);
+  Value warp = im.div(thread, kWarp);
+  Value block = im.blockId();
+  int64_t firstBlock = 0;
+  for (const GemvSegment &segment : plan.segments) {
+    int64_t count = ceilDiv(segment.columns, kGemvWarps);
+    OpBuilder::InsertionGuard guard(b);
+    if (plan.segments.size() > 1) {
+      Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          block, im.c(firstBlock));
+      Value before = im.lt(block, im.c(firstBlock + count));
+      auto mine = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, after, before),
+          /*withElse=*/false);
+      b.setInsertionPointToStart(&mine.getThenRegion().front());
+    }
+    Value column =
+        im.add(im.mul(im.sub(block, im.c(firstBlock)), im.c(kGemvWarps)), warp);
+    if (failed(emitSegment(b, loc, kernel, plan, segment, column, lane)))
+      return failure();
+    firstBlock += count;
+  }
   gpu::ReturnOp::create(b, loc);
   return kernel;
+}
+
+} // namespace
+
+bool isGemv(Operation *op) {
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return matrixVectorSegments(fusion).has_value();
+  return isMatrixVectorProduct(op);
+}
+
+FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
+                              OpBuilder &moduleBuilder) {
+  GemvKernelPlan plan;
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    plan.segments = *matrixVectorSegments(fusion);
+    plan.body = &fusion.getBody().front();
+    llvm::append_range(plan.stored, plan.body->getTerminator()->getOperands());
+  } else {
+    auto call = cast<LibraryCallOp>(op);
+    GemvSegment segment;
+    segment.calls.push_back(call);
+    segment.columns = cast<RankedTensorType>(call.getType()).getDimSize(1);
+    plan.segments.push_back(std::move(segment));
+    plan.stored.push_back(call.getResult());
+  }
+  return emitGemvKernel(op, name, moduleBuilder, plan);
 }
 
 } // namespace genesis::cuda

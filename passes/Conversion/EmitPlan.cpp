@@ -674,7 +674,7 @@ compilePlan(ModuleOp module, llvm::ArrayRef<std::string> functions,
         builder.addImage(
             format,
             std::vector<uint8_t>(image.bytes.begin(), image.bytes.end()),
-            image.chip);
+            image.chip, image.waitsForPrerequisiteGrids);
       };
       for (const cuda::KernelImage &cubin : images->cubins)
         addImage(plan::ImageFormat::Cubin, cubin);

@@ -82,6 +82,7 @@ struct KernelEmitter {
 /// that has one.
 const KernelEmitter kEmitters[] = {
     {"optimizer group", isOptimizerGroup, emitOptimizerGroup},
+    {"matrix-vector", isGemv, emitGemv},
     {"loop fusion", isLoopFusion, emitLoop},
     {"reduction fusion", isReductionFusion, emitReduction},
     {"row fusion", isRowFusion, emitRow},
@@ -89,7 +90,6 @@ const KernelEmitter kEmitters[] = {
     {"gather", hasGpuGatherKernel, emitGatherKernel},
     {"cross-entropy", hasGpuCrossEntropyKernel, emitCrossEntropyKernel},
     {"decode attention", isDecodeAttention, emitDecodeAttention},
-    {"matrix-vector", isGemv, emitGemv},
     {"row op", hasGpuRowKernel, emitRowKernel},
     {"op kernel", cpu::hasOpKernel, emitOuterLoopKernel},
 };

@@ -36,7 +36,7 @@
   X(cuModuleGetFunction)                                                       \
   X(cuFuncGetParamInfo)                                                        \
   X(cuFuncSetAttribute)                                                        \
-  X(cuLaunchKernel)                                                            \
+  X(cuLaunchKernelEx)                                                          \
   X(cuMemAlloc_v2)                                                             \
   X(cuMemFree_v2)                                                              \
   X(cuMemGetInfo_v2)                                                           \

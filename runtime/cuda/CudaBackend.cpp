@@ -262,6 +262,10 @@ private:
     std::vector<bool> deviceNewer;
     /// The plan's image for this device (chooseCudaImage).
     Module module;
+    /// Kernels launch with programmatic dependent launch: the image's
+    /// kernels wait for the grids before them (Plan.fbs), and
+    /// GENESIS_CUDA_PDL=0 does not ask otherwise.
+    bool programmaticLaunch = false;
     BlasLtHandle blasLt;
     /// Created by the first attention step.
     std::unique_ptr<cuda::CudnnAttention> cudnn;
@@ -277,9 +281,10 @@ private:
   CUdeviceptr allocate(State &state, uint64_t bytes,
                        const std::string &what) const;
   Module loadModule(const plan::KernelImage &image, uint32_t index) const;
-  /// Loads the image of `plan` that fits the device (chooseCudaImage;
-  /// GENESIS_CUDA_IMAGE=ptx takes the PTX even where a cubin fits).
-  Module loadModuleForDevice(const plan::Plan &plan) const;
+  /// Loads the image of `plan` that fits the device into `state`
+  /// (chooseCudaImage; GENESIS_CUDA_IMAGE=ptx takes the PTX even where a
+  /// cubin fits) and decides whether kernels launch programmatically.
+  void loadImageForDevice(State &state, const plan::Plan &plan) const;
   LaunchStep
   compileLaunch(State &state, const plan::KernelLaunch &launch,
                 const std::string &where,
@@ -356,7 +361,8 @@ void CudaSession::ensureWorkspace(State &state) const {
         allocate(state, state.workspaceBytes, "the cuBLASLt workspace");
 }
 
-Module CudaSession::loadModuleForDevice(const plan::Plan &plan) const {
+void CudaSession::loadImageForDevice(State &state,
+                                     const plan::Plan &plan) const {
   int major = 0, minor = 0;
   for (auto [attribute, value] :
        {std::pair{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major},
@@ -374,7 +380,12 @@ Module CudaSession::loadModuleForDevice(const plan::Plan &plan) const {
                 cudaImageList(plan) +
                 (ptxOnly ? " and GENESIS_CUDA_IMAGE=ptx asks for a PTX" : "") +
                 ": compile it with --cuda-arch=sm_" + std::to_string(device));
-  return loadModule(*plan.images()->Get(*image), *image);
+  const plan::KernelImage &chosen = *plan.images()->Get(*image);
+  state.module = loadModule(chosen, *image);
+  const char *pdl = std::getenv("GENESIS_CUDA_PDL");
+  state.programmaticLaunch = chosen.waits_for_prerequisite_grids() &&
+                             device >= kFirstProgrammaticLaunchChip &&
+                             !(pdl && std::string(pdl) == "0");
 }
 
 Module CudaSession::loadModule(const plan::KernelImage &image,
@@ -693,7 +704,7 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
   }
 
   if (plan.images()->size() != 0)
-    state.module = loadModuleForDevice(plan);
+    loadImageForDevice(state, plan);
 
   std::map<std::pair<uint32_t, std::string>, std::pair<CUfunction, uint32_t>>
       kernels;
@@ -894,12 +905,23 @@ void CudaSession::enqueue(DeviceStep &step) {
     params.reserve(launch->args.size());
     for (CUdeviceptr &arg : launch->args)
       params.push_back(&arg);
-    check(api_.cuLaunchKernel(launch->function, launch->grid[0],
-                              launch->grid[1], launch->grid[2],
-                              launch->block[0], launch->block[1],
-                              launch->block[2], launch->sharedMemoryBytes,
-                              state_->stream.get(), params.data(), nullptr),
-          "cuLaunchKernel", step.where);
+    CUlaunchAttribute programmatic{};
+    programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    programmatic.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = launch->grid[0];
+    config.gridDimY = launch->grid[1];
+    config.gridDimZ = launch->grid[2];
+    config.blockDimX = launch->block[0];
+    config.blockDimY = launch->block[1];
+    config.blockDimZ = launch->block[2];
+    config.sharedMemBytes = launch->sharedMemoryBytes;
+    config.hStream = state_->stream.get();
+    config.attrs = &programmatic;
+    config.numAttrs = state_->programmaticLaunch ? 1 : 0;
+    check(api_.cuLaunchKernelEx(&config, launch->function, params.data(),
+                                nullptr),
+          "cuLaunchKernelEx", step.where);
   } else if (auto *gemm = std::get_if<GemmStep>(&step.op)) {
     enqueueGemm(*gemm, step.where);
   } else if (auto *attention = std::get_if<AttentionStep>(&step.op)) {

@@ -1122,7 +1122,10 @@ void describePlan(const PlanFile &planFile, std::ostream &os) {
        << imageFormatName(image.format());
     if (image.compute_capability() != 0)
       os << " for sm_" << image.compute_capability();
-    os << ", " << image.bytes()->size() << " B\n";
+    os << ", " << image.bytes()->size() << " B";
+    if (image.waits_for_prerequisite_grids())
+      os << ", programmatic dependent launch";
+    os << "\n";
   }
 
   for (const plan::Function *function : *plan.functions()) {
@@ -1201,8 +1204,10 @@ uint32_t PlanBuilder::addTemporary(const std::string &name, DType dtype,
 
 uint32_t PlanBuilder::addImage(plan::ImageFormat format,
                                std::vector<uint8_t> bytes,
-                               uint32_t computeCapability) {
-  images_.push_back({format, std::move(bytes), computeCapability});
+                               uint32_t computeCapability,
+                               bool waitsForPrerequisiteGrids) {
+  images_.push_back(
+      {format, std::move(bytes), computeCapability, waitsForPrerequisiteGrids});
   return static_cast<uint32_t>(images_.size() - 1);
 }
 
@@ -1349,9 +1354,9 @@ std::vector<uint8_t> PlanBuilder::payload() const {
 
   std::vector<flatbuffers::Offset<plan::KernelImage>> images;
   for (const ImageEntry &image : images_)
-    images.push_back(plan::CreateKernelImageDirect(fbb, header_.target,
-                                                   image.format, &image.bytes,
-                                                   image.computeCapability));
+    images.push_back(plan::CreateKernelImageDirect(
+        fbb, header_.target, image.format, &image.bytes,
+        image.computeCapability, image.waitsForPrerequisiteGrids));
 
   std::vector<flatbuffers::Offset<plan::KernelSignature>> kernels;
   for (const KernelSignatureEntry &kernel : kernels_)

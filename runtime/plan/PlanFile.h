@@ -57,6 +57,10 @@ constexpr uint32_t kPlanContainerVersion = 1;
 /// 2: the Attention step kind. 3: kernel signatures. 4: CUDA images for
 /// several chips (KernelImage.compute_capability).
 constexpr uint32_t kPlanFormatVersion = 4;
+
+/// The first chip with programmatic dependent launch (griddepcontrol):
+/// sm_90.
+constexpr uint32_t kFirstProgrammaticLaunchChip = 90;
 constexpr size_t kPlanContainerHeaderSize = 48;
 
 /// Lowercase names as in Plan.fbs ("optimizer_state", "elf-so", "bias_gelu").
@@ -227,9 +231,11 @@ public:
   uint32_t addTemporary(const std::string &name, DType dtype,
                         std::vector<int64_t> shape, uint64_t arenaOffset);
   /// A kernel image for the plan's target; returns its index. CUDA images
-  /// name their chip (`computeCapability`, 90 for sm_90; 0 on the CPU).
+  /// name their chip (`computeCapability`, 90 for sm_90; 0 on the CPU) and
+  /// whether their kernels wait for prerequisite grids (Plan.fbs).
   uint32_t addImage(plan::ImageFormat format, std::vector<uint8_t> bytes,
-                    uint32_t computeCapability = 0);
+                    uint32_t computeCapability = 0,
+                    bool waitsForPrerequisiteGrids = false);
   /// Returns the function's index for adding steps.
   uint32_t addFunction(const std::string &name, std::vector<uint32_t> inputs,
                        std::vector<uint32_t> outputs, bool advancesStep = false,
@@ -287,6 +293,7 @@ private:
     plan::ImageFormat format;
     std::vector<uint8_t> bytes;
     uint32_t computeCapability;
+    bool waitsForPrerequisiteGrids;
   };
   struct KernelSignatureEntry {
     std::string symbol;

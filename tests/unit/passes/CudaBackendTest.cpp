@@ -680,6 +680,68 @@ TEST(CudaBackend, MatrixVectorProducts) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
+// genesis-fuse-matrix-vector: q, k and v projections (k and v of one column
+// count) and SwiGLU's gate and up projections of one token with
+// silu(gate) * up as the epilogue: one matrix-vector fusion of three
+// segments (tests/lit/passes/fuse-matrix-vector.mlir checks the grouping),
+// in bf16 at sizes of Qwen2.5-0.5B's shape (smaller, to keep the written
+// cases small) and in f32 at odd ones.
+TEST(CudaBackend, MatrixVectorFusions) {
+  struct Case {
+    int64_t rows, depth, queries, keys, hidden;
+    const char *precision;
+  };
+  const Case cases[] = {{1, 512, 256, 64, 768, "bf16"}, {3, 40, 24, 8, 56, ""}};
+  double worst = -1;
+  uint64_t seed = 551;
+  for (const Case &c : cases) {
+    auto tensor = [](std::initializer_list<int64_t> shape) {
+      std::string text = "tensor<";
+      for (int64_t extent : shape)
+        text += std::to_string(extent) + "x";
+      return text + "f32>";
+    };
+    std::string x = tensor({c.rows, c.depth});
+    std::string wq = tensor({c.queries, c.depth}), bq = tensor({c.queries});
+    std::string wk = tensor({c.keys, c.depth});
+    std::string wh = tensor({c.hidden, c.depth});
+    std::string q = tensor({c.rows, c.queries}), k = tensor({c.rows, c.keys});
+    std::string h = tensor({c.rows, c.hidden});
+    std::string ir =
+        "func.func @f(%x: " + x + ", %wq: " + wq + ", %bq: " + bq +
+        ", %wk: " + wk + ", %wv: " + wk + ", %wg: " + wh + ", %wu: " + wh +
+        ") -> (" + q + ", " + k + ", " + k + ", " + h + ") {\n" +
+        "  %0 = genesis.matmul %x, %wq transpose_rhs : " + x + ", " + wq +
+        "\n  %1 = genesis.broadcast_in_dim %bq, [1] : " + bq + " -> " + q +
+        "\n  %2 = genesis.add %0, %1 : " + q +
+        "\n  %3 = genesis.matmul %x, %wk transpose_rhs : " + x + ", " + wk +
+        "\n  %4 = genesis.matmul %x, %wv transpose_rhs : " + x + ", " + wk +
+        "\n  %5 = genesis.matmul %x, %wg transpose_rhs : " + x + ", " + wh +
+        "\n  %6 = genesis.matmul %x, %wu transpose_rhs : " + x + ", " + wh +
+        "\n  %7 = genesis.silu %5 : " + h +
+        "\n  %8 = genesis.mul %7, %6 : " + h +
+        "\n  return %2, %3, %4, %8 : " + q + ", " + k + ", " + k + ", " + h +
+        "\n}";
+    double tolerance = *c.precision ? toleranceFor(c.precision) : kF32;
+    // Weights drawn as initialisers draw them (MatrixVectorProducts).
+    double bound = 1.0 / std::sqrt(double(c.depth));
+    std::map<unsigned, HostArray> weights;
+    weights.emplace(1, uniformArray({c.queries, c.depth}, bound, seed + 1));
+    weights.emplace(3, uniformArray({c.keys, c.depth}, bound, seed + 2));
+    weights.emplace(4, uniformArray({c.keys, c.depth}, bound, seed + 3));
+    weights.emplace(5, uniformArray({c.hidden, c.depth}, bound, seed + 4));
+    weights.emplace(6, uniformArray({c.hidden, c.depth}, bound, seed + 5));
+    double e =
+        deviceError(ir, seed, weights, {}, c.precision, tolerance, 0, "f_gemv");
+    seed += 10;
+    if (e >= 0) {
+      EXPECT_LE(e, tolerance) << c.rows << "x" << c.depth;
+    }
+    worst = std::max(worst, e / tolerance);
+  }
+  EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
+}
+
 // Rope inside a loop fusion (genesis-fuse): a bf16 projection widened and
 // rotated by one kernel (the rotated value is also returned, so the
 // broadcast and select into a cache row are a second kernel), with half

@@ -1,0 +1,266 @@
+//===- FuseMatrixVector.cpp - Matrix-vector products in one kernel --------===//
+//
+// Implements genesis-fuse-matrix-vector; Passes.td states the algorithm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/GenesisOps.h"
+#include "passes/Analysis/MatrixVector.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#include <map>
+
+#define DEBUG_TYPE "genesis-fuse-matrix-vector"
+
+namespace genesis {
+#define GEN_PASS_DEF_GENESISFUSEMATRIXVECTOR
+#include "passes/Passes.h.inc"
+} // namespace genesis
+
+using namespace mlir;
+using namespace genesis;
+
+namespace {
+
+int64_t columnsOf(LibraryCallOp call) {
+  return cast<RankedTensorType>(call.getType()).getDimSize(1);
+}
+
+int64_t elementCount(Type type) {
+  int64_t count = 1;
+  for (int64_t extent : cast<RankedTensorType>(type).getShape())
+    count *= extent;
+  return count;
+}
+
+/// The op after `op` past reshapes and constants, or null.
+Operation *nextWork(Operation *op) {
+  for (op = op->getNextNode(); op; op = op->getNextNode())
+    if (!isa<ReshapeOp, ConstantOp>(op))
+      return op;
+  return nullptr;
+}
+
+bool definedBefore(Value value, Operation *anchor) {
+  Operation *definer = value.getDefiningOp();
+  return !definer || (definer->getBlock() == anchor->getBlock() &&
+                      definer->isBeforeInBlock(anchor));
+}
+
+/// The matrix-vector products of `first`'s lhs that follow it with only
+/// reshapes and constants between them, `first` included, within the
+/// limits of one kernel.
+SmallVector<LibraryCallOp> siblingProducts(LibraryCallOp first) {
+  SmallVector<LibraryCallOp> group = {first};
+  std::map<int64_t, int64_t> loads = {
+      {columnsOf(first), gemvLoadsPerLane(first)}};
+  for (Operation *op = nextWork(first);
+       op && static_cast<int64_t>(group.size()) < kMaxGemvFusionCalls;
+       op = nextWork(op)) {
+    auto call = dyn_cast<LibraryCallOp>(op);
+    if (!call || !isMatrixVectorProduct(call) ||
+        call.getLhs() != first.getLhs() ||
+        !llvm::all_of(call->getOperands(),
+                      [&](Value v) { return definedBefore(v, first); }))
+      break;
+    int64_t &columnLoads = loads[columnsOf(call)];
+    if (columnLoads + gemvLoadsPerLane(call) > kMaxGemvLoadsPerLane)
+      break;
+    columnLoads += gemvLoadsPerLane(call);
+    group.push_back(call);
+  }
+  return group;
+}
+
+/// The product of `group` whose result `value` is, directly or through
+/// reshapes outside any fusion, or null.
+LibraryCallOp productBehind(Value value, MutableArrayRef<LibraryCallOp> group) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getOperand();
+  auto call = value.getDefiningOp<LibraryCallOp>();
+  return call && llvm::is_contained(group, call) ? call : LibraryCallOp();
+}
+
+/// The fusion after `group` (past reshapes and constants) that computes
+/// element by element from the group's results of one column count N, with
+/// M x N elements, and values defined before the group; else null.
+FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
+  auto fusion = dyn_cast_or_null<FusionOp>(nextWork(group.back()));
+  if (!fusion || fusion->getNumResults() == 0)
+    return {};
+  auto shape = cast<RankedTensorType>(fusion->getResultTypes()[0]).getShape();
+  if (!isElementwiseFusion(fusion, shape))
+    return {};
+  int64_t rows =
+      cast<RankedTensorType>(group.front().getLhs().getType()).getDimSize(0);
+  std::optional<int64_t> columns;
+  for (Value input : fusion.getInputs()) {
+    if (LibraryCallOp call = productBehind(input, group)) {
+      if ((columns && *columns != columnsOf(call)) ||
+          elementCount(input.getType()) != rows * columnsOf(call))
+        return {};
+      columns = columnsOf(call);
+    } else if (!definedBefore(input, group.front())) {
+      return {};
+    }
+  }
+  if (!columns)
+    return {};
+  for (Type type : fusion->getResultTypes())
+    if (elementCount(type) != rows * *columns)
+      return {};
+  return fusion;
+}
+
+/// Replaces `group` and `epilogue` (null: none) by one fusion in the first
+/// product's place (Passes.td).
+void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
+  LLVM_DEBUG(llvm::dbgs() << "fusing " << group.size()
+                          << " matrix-vector products at "
+                          << group.front().getLoc() << "\n");
+  OpBuilder builder(group.front());
+  SmallVector<Value> inputs;
+  SmallVector<Type> inputTypes;
+  SmallVector<Location> inputLocations;
+  auto inputIndex = [&](Value value) {
+    auto it = llvm::find(inputs, value);
+    if (it != inputs.end())
+      return static_cast<unsigned>(std::distance(inputs.begin(), it));
+    inputs.push_back(value);
+    inputTypes.push_back(value.getType());
+    inputLocations.push_back(value.getLoc());
+    return static_cast<unsigned>(inputs.size() - 1);
+  };
+  for (LibraryCallOp call : group)
+    for (Value operand : call->getOperands())
+      inputIndex(operand);
+  if (epilogue)
+    for (Value input : epilogue.getInputs())
+      if (!productBehind(input, group))
+        inputIndex(input);
+
+  // Results still read outside the group and its epilogue.
+  auto usedOutside = [&](Value result) {
+    SmallVector<Operation *> pending(result.getUsers().begin(),
+                                     result.getUsers().end());
+    while (!pending.empty()) {
+      Operation *user = pending.pop_back_val();
+      if (epilogue && user == epilogue.getOperation())
+        continue;
+      if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+        llvm::append_range(pending, reshape->getUsers());
+        continue;
+      }
+      return true;
+    }
+    return false;
+  };
+  SmallVector<Value> replaced;
+  for (LibraryCallOp call : group)
+    if (!epilogue || usedOutside(call.getResult()))
+      replaced.push_back(call.getResult());
+  if (epilogue)
+    llvm::append_range(replaced, epilogue.getResults());
+  SmallVector<Location> locations;
+  SmallVector<Type> resultTypes;
+  for (LibraryCallOp call : group)
+    locations.push_back(call.getLoc());
+  if (epilogue)
+    locations.push_back(epilogue.getLoc());
+  for (Value value : replaced)
+    resultTypes.push_back(value.getType());
+  auto fusion = FusionOp::create(builder, builder.getFusedLoc(locations),
+                                 resultTypes, inputs);
+
+  Block *body = new Block();
+  fusion.getBody().push_back(body);
+  body->addArguments(inputTypes, inputLocations);
+  OpBuilder inside = OpBuilder::atBlockEnd(body);
+  IRMapping mapping;
+  for (auto [input, argument] : llvm::zip(inputs, body->getArguments()))
+    mapping.map(input, argument);
+  for (LibraryCallOp call : group)
+    inside.clone(*call, mapping);
+  SmallVector<Value> yields;
+  for (Value value : replaced)
+    if (value.getDefiningOp<LibraryCallOp>())
+      yields.push_back(mapping.lookup(value));
+  if (epilogue) {
+    Block &epilogueBody = epilogue.getBody().front();
+    IRMapping epilogueMapping;
+    for (auto [input, argument] :
+         llvm::zip(epilogue.getInputs(), epilogueBody.getArguments())) {
+      LibraryCallOp call = productBehind(input, group);
+      if (!call) {
+        epilogueMapping.map(argument, body->getArgument(inputIndex(input)));
+        continue;
+      }
+      Value result = mapping.lookup(call.getResult());
+      if (result.getType() != argument.getType())
+        result = ReshapeOp::create(inside, input.getLoc(), argument.getType(),
+                                   result);
+      epilogueMapping.map(argument, result);
+    }
+    for (Operation &op : epilogueBody.without_terminator())
+      inside.clone(op, epilogueMapping);
+    for (Value value : epilogueBody.getTerminator()->getOperands())
+      yields.push_back(epilogueMapping.lookup(value));
+  }
+  YieldOp::create(inside, group.front().getLoc(), yields);
+  for (auto [value, result] : llvm::zip(replaced, fusion.getResults()))
+    value.replaceAllUsesWith(result);
+  // The epilogue's inputs may be reshapes of results: erase it first, then
+  // the reshapes no one reads any more, then the products.
+  if (epilogue) {
+    SmallVector<Value> epilogueInputs(epilogue.getInputs());
+    epilogue.erase();
+    for (Value input : epilogueInputs)
+      while (auto reshape = input.getDefiningOp<ReshapeOp>()) {
+        if (!reshape->use_empty())
+          break;
+        input = reshape.getOperand();
+        reshape.erase();
+      }
+  }
+  for (LibraryCallOp call : llvm::reverse(group)) {
+    // What still reads the product reads it through the fusion now, except
+    // dead reshapes of it.
+    SmallVector<Operation *> users(call->getUsers().begin(),
+                                   call->getUsers().end());
+    for (Operation *user : users)
+      if (isa<ReshapeOp>(user) && user->use_empty())
+        user->erase();
+    call.erase();
+  }
+}
+
+struct GenesisFuseMatrixVectorPass
+    : public genesis::impl::GenesisFuseMatrixVectorBase<
+          GenesisFuseMatrixVectorPass> {
+  void runOnOperation() override {
+    getOperation().walk([](Block *block) {
+      // A fusion's body is already one kernel.
+      if (isa_and_nonnull<FusionOp>(block->getParentOp()))
+        return;
+      for (Operation *op = block->empty() ? nullptr : &block->front(); op;
+           op = op->getNextNode()) {
+        auto call = dyn_cast<LibraryCallOp>(op);
+        if (!call || !isMatrixVectorProduct(call))
+          continue;
+        SmallVector<LibraryCallOp> group = siblingProducts(call);
+        FusionOp epilogue = epilogueOf(group);
+        if (group.size() == 1 && !epilogue)
+          continue;
+        // Resumes after the fusion, which takes the first product's place.
+        Operation *previous = op->getPrevNode();
+        fuse(group, epilogue);
+        op = previous ? previous->getNextNode() : &block->front();
+      }
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,86 @@
+// RUN: genesis-opt %s --split-input-file --genesis-fuse-matrix-vector | FileCheck %s
+
+// A token's q, k and v projections (one lhs, biases, a constant between
+// them): one fusion in the q projection's place yielding all three.
+// CHECK-LABEL: func.func @qkv(
+// CHECK: %[[F:.+]]:3 = genesis.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 :
+// CHECK-COUNT-3: genesis.library_call bias
+// CHECK: genesis.yield
+// CHECK-NOT: genesis.library_call
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2
+func.func @qkv(%x: tensor<1x64xbf16>, %wq: tensor<64x64xbf16>, %bq: tensor<64xbf16>, %wk: tensor<16x64xbf16>, %bk: tensor<16xbf16>, %wv: tensor<16x64xbf16>, %bv: tensor<16xbf16>) -> (tensor<1x64xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>) {
+  %q = genesis.library_call bias %x, %wq transpose_rhs bias %bq : (tensor<1x64xbf16>, tensor<64x64xbf16>, tensor<64xbf16>) -> tensor<1x64xbf16>
+  %c = genesis.constant dense<1.0> : tensor<2xf32>
+  %k = genesis.library_call bias %x, %wk transpose_rhs bias %bk : (tensor<1x64xbf16>, tensor<16x64xbf16>, tensor<16xbf16>) -> tensor<1x16xbf16>
+  %v = genesis.library_call bias %x, %wv transpose_rhs bias %bv : (tensor<1x64xbf16>, tensor<16x64xbf16>, tensor<16xbf16>) -> tensor<1x16xbf16>
+  return %q, %k, %v : tensor<1x64xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>
+}
+
+// -----
+
+// SwiGLU: the up and gate projections and silu(gate) * up, read through
+// reshapes: one fusion whose only result is the epilogue's; gate and up are
+// never yielded, and the reshapes go.
+// CHECK-LABEL: func.func @swiglu(
+// CHECK: %[[F:.+]] = genesis.fusion %arg0, %arg1, %arg2 : (tensor<2x64xbf16>, tensor<96x64xbf16>, tensor<96x64xbf16>) -> tensor<2x1x96xbf16> {
+// CHECK: %[[U:.+]] = genesis.library_call none
+// CHECK: %[[G:.+]] = genesis.library_call none
+// CHECK-DAG: genesis.reshape %[[U]]
+// CHECK-DAG: genesis.reshape %[[G]]
+// CHECK: genesis.silu
+// CHECK: genesis.yield
+// CHECK-NOT: genesis.reshape
+// CHECK: return %[[F]]
+func.func @swiglu(%x: tensor<2x64xbf16>, %wu: tensor<96x64xbf16>, %wg: tensor<96x64xbf16>) -> tensor<2x1x96xbf16> {
+  %u = genesis.library_call none %x, %wu transpose_rhs : (tensor<2x64xbf16>, tensor<96x64xbf16>) -> tensor<2x96xbf16>
+  %g = genesis.library_call none %x, %wg transpose_rhs : (tensor<2x64xbf16>, tensor<96x64xbf16>) -> tensor<2x96xbf16>
+  %u3 = genesis.reshape %u : tensor<2x96xbf16> -> tensor<2x1x96xbf16>
+  %g3 = genesis.reshape %g : tensor<2x96xbf16> -> tensor<2x1x96xbf16>
+  %0 = genesis.fusion %g3, %u3 : (tensor<2x1x96xbf16>, tensor<2x1x96xbf16>) -> tensor<2x1x96xbf16> {
+  ^bb0(%a: tensor<2x1x96xbf16>, %b: tensor<2x1x96xbf16>):
+    %1 = genesis.cast %a : tensor<2x1x96xbf16> to tensor<2x1x96xf32>
+    %2 = genesis.silu %1 : tensor<2x1x96xf32>
+    %3 = genesis.cast %b : tensor<2x1x96xbf16> to tensor<2x1x96xf32>
+    %4 = genesis.mul %2, %3 : tensor<2x1x96xf32>
+    %5 = genesis.cast %4 : tensor<2x1x96xf32> to tensor<2x1x96xbf16>
+    genesis.yield %5 : tensor<2x1x96xbf16>
+  }
+  return %0 : tensor<2x1x96xbf16>
+}
+
+// -----
+
+// A product whose result is also read elsewhere is yielded beside the
+// epilogue's result.
+// CHECK-LABEL: func.func @also_read(
+// CHECK: %[[F:.+]]:2 = genesis.fusion
+// CHECK: return %[[F]]#1, %[[F]]#0
+func.func @also_read(%x: tensor<1x32xf32>, %w: tensor<40x32xf32>) -> (tensor<1x40xf32>, tensor<1x40xf32>) {
+  %y = genesis.library_call none %x, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %0 = genesis.fusion %y : (tensor<1x40xf32>) -> tensor<1x40xf32> {
+  ^bb0(%a: tensor<1x40xf32>):
+    %1 = genesis.exp %a : tensor<1x40xf32>
+    genesis.yield %1 : tensor<1x40xf32>
+  }
+  return %0, %y : tensor<1x40xf32>, tensor<1x40xf32>
+}
+
+// -----
+
+// Left alone: a lone product; products of different lhs; too many rows;
+// a consumer that is not elementwise over M x N (a row sum).
+// CHECK-LABEL: func.func @left(
+// CHECK-NOT: genesis.fusion {{.*}}library_call
+// CHECK-COUNT-3: = genesis.library_call
+// CHECK: genesis.reduce_sum
+func.func @left(%x: tensor<1x32xf32>, %z: tensor<1x32xf32>, %big: tensor<9x32xf32>, %w: tensor<40x32xf32>) -> (tensor<1x40xf32>, tensor<1x40xf32>, tensor<9x40xf32>, tensor<1xf32>) {
+  %a = genesis.library_call none %x, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %b = genesis.library_call none %z, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %c = genesis.library_call none %big, %w transpose_rhs : (tensor<9x32xf32>, tensor<40x32xf32>) -> tensor<9x40xf32>
+  %0 = genesis.fusion %b : (tensor<1x40xf32>) -> tensor<1xf32> {
+  ^bb0(%e: tensor<1x40xf32>):
+    %1 = genesis.reduce_sum %e dims [1] : tensor<1x40xf32>
+    genesis.yield %1 : tensor<1xf32>
+  }
+  return %a, %b, %c, %0 : tensor<1x40xf32>, tensor<1x40xf32>, tensor<9x40xf32>, tensor<1xf32>
+}
