@@ -38,17 +38,55 @@ struct GemvKernelPlan {
   Block *body = nullptr;
 };
 
-/// Emits segment `segment` for output column `column` of its GEMMs: lane l
-/// reads the weight rows' vectors l, l + 32, ... (16 bytes each, coalesced
-/// across the warp; all of a lane's loads are unrolled, so they are in
-/// flight together) and the matching lhs vectors once for every GEMM,
-/// accumulates in f32, and a butterfly of shuffles sums the lanes (a fixed
-/// order: deterministic). Lane 0 applies alpha, the bias and ReLU, rounds to
-/// the result type, stores the GEMM results the kernel yields and computes
-/// and stores the epilogue's values at that column.
+/// Enough warps in flight to cover the latency of HBM on every SM (132 SMs,
+/// about 32 warps each).
+constexpr int64_t kGemvTargetWarps = 4096;
+
+/// Elements of one vector load of every GEMM of `segment`.
+int64_t segmentVectorWidth(GemvSegment &segment) {
+  LibraryCallOp first = segment.calls.front();
+  auto lhsType = cast<RankedTensorType>(first.getLhs().getType());
+  int64_t depth = lhsType.getDimSize(1);
+  int64_t width = gemvVectorWidth(lhsType.getElementType(), depth);
+  for (LibraryCallOp call : segment.calls)
+    width = std::min(
+        width,
+        gemvVectorWidth(
+            cast<RankedTensorType>(call.getRhs().getType()).getElementType(),
+            depth));
+  return width;
+}
+
+/// The warps that share each column of `segment` (a power of two dividing
+/// kGemvWarps): few columns of a long K (Qwen2's down projection, 896
+/// columns of 4864) would otherwise run too few warps to keep HBM busy.
+/// Each warp keeps at least one vector a lane.
+int64_t segmentSplit(GemvSegment &segment) {
+  int64_t depth =
+      cast<RankedTensorType>(segment.calls.front().getLhs().getType())
+          .getDimSize(1);
+  int64_t vectors = depth / segmentVectorWidth(segment);
+  int64_t split = 1;
+  while (split < kGemvWarps && segment.columns * split < kGemvTargetWarps &&
+         vectors >= 2 * split * kWarp)
+    split *= 2;
+  return split;
+}
+
+/// Emits segment `segment` for output column `column` of its GEMMs, this
+/// warp taking slice `slice` of the `split` slices of K: lane l reads the
+/// weight rows' vectors (i * split + slice) * 32 + l (16 bytes each,
+/// coalesced across the warp; all of a lane's loads are unrolled, so they
+/// are in flight together) and the matching lhs vectors once for every
+/// GEMM, accumulates in f32, and a butterfly of shuffles sums the lanes.
+/// With slices, lane 0 of each warp writes its sums to shared memory and
+/// the column's first warp adds the slices' in order after a barrier (fixed
+/// orders: deterministic). Lane 0 of that warp applies alpha, the bias and
+/// ReLU, rounds to the result type, stores the GEMM results the kernel
+/// yields and computes and stores the epilogue's values at that column.
 LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
                           const GemvKernelPlan &plan, GemvSegment segment,
-                          Value column, Value lane) {
+                          Value column, Value warp, Value lane) {
   IndexMath im{b, loc};
   Type f32 = b.getF32Type();
   LibraryCallOp first = segment.calls.front();
@@ -56,15 +94,11 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
   const int64_t rows = lhsType.getDimSize(0), depth = lhsType.getDimSize(1),
                 columns = segment.columns;
   Type lhsElement = lhsType.getElementType();
-  int64_t width = gemvVectorWidth(lhsElement, depth);
-  for (LibraryCallOp call : segment.calls)
-    width = std::min(
-        width,
-        gemvVectorWidth(
-            cast<RankedTensorType>(call.getRhs().getType()).getElementType(),
-            depth));
+  int64_t width = segmentVectorWidth(segment);
   int64_t vectors = depth / width;
-  int64_t perLane = ceilDiv(vectors, kWarp);
+  int64_t split = segmentSplit(segment);
+  int64_t perLane = ceilDiv(vectors, kWarp * split);
+  Value slice = im.rem(warp, split);
   auto constant = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, v));
   };
@@ -97,7 +131,8 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
   // sums[c * rows + m]: GEMM c's column at lhs row m.
   SmallVector<Value> sums(segment.calls.size() * rows, constant(0.0));
   for (int64_t i = 0; i < perLane; ++i) {
-    Value vector = im.add(im.c(i * kWarp), lane);
+    Value vector =
+        im.add(im.mul(im.add(im.c(i * split), slice), im.c(kWarp)), lane);
     Value valid = im.lt(vector, im.c(vectors));
     Value k = im.mul(arith::SelectOp::create(b, loc, valid, vector, im.c(0)),
                      im.c(width));
@@ -125,9 +160,44 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
     sum = warpButterfly(b, loc, sum, [&](Value x, Value y) {
       return arith::AddFOp::create(b, loc, x, y).getResult();
     });
+  auto isZero = [&](Value index) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
+                                 im.c(0))
+        .getResult();
+  };
+  if (split > 1) {
+    // partials[warp * sums + s]: this warp's slice of sum s.
+    Value partials = kernel.workgroup[0];
+    int64_t count = static_cast<int64_t>(sums.size());
+    auto writer = scf::IfOp::create(b, loc, isZero(lane), /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&writer.getThenRegion().front());
+      for (auto [s, sum] : llvm::enumerate(sums))
+        memref::StoreOp::create(
+            b, loc, sum, partials,
+            ValueRange{im.add(im.mul(warp, im.c(count)),
+                              im.c(static_cast<int64_t>(s)))});
+    }
+    gpu::BarrierOp::create(b, loc);
+    // The column's first warp (slice 0) adds the slices in order; only its
+    // lane 0 uses the totals.
+    Value firstWarp = im.sub(warp, slice);
+    for (auto [s, sum] : llvm::enumerate(sums)) {
+      sum = constant(0.0);
+      for (int64_t k = 0; k < split; ++k)
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            memref::LoadOp::create(
+                b, loc, partials,
+                ValueRange{
+                    im.add(im.mul(im.add(firstWarp, im.c(k)), im.c(count)),
+                           im.c(static_cast<int64_t>(s)))}));
+    }
+  }
   Value store = arith::AndIOp::create(
-      b, loc, inside,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0)));
+      b, loc, arith::AndIOp::create(b, loc, inside, isZero(lane)),
+      isZero(slice));
   auto branch = scf::IfOp::create(b, loc, store, /*withElse=*/false);
   b.setInsertionPointToStart(&branch.getThenRegion().front());
   // results[c * rows + m]: GEMM c's result element, rounded to its type.
@@ -185,17 +255,32 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
 }
 
 /// Block b runs the segment whose blocks hold it (each segment has a block
-/// per kGemvWarps columns); its warp w computes column
-/// kGemvWarps * (b - the segment's first block) + w.
+/// per kGemvWarps / split columns, segmentSplit); its warp w computes slice
+/// w % split of column (kGemvWarps / split) * (b - the segment's first
+/// block) + w / split.
 FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
                                     OpBuilder &moduleBuilder,
                                     GemvKernelPlan &plan) {
   Location loc = op->getLoc();
-  GpuKernel kernel = createGpuKernel(
-      moduleBuilder, loc, name, op->getOperandTypes(), op->getResultTypes());
-  int64_t blocks = 0;
-  for (const GemvSegment &segment : plan.segments)
-    blocks += ceilDiv(segment.columns, kGemvWarps);
+  int64_t blocks = 0, partialCount = 0;
+  for (GemvSegment &segment : plan.segments) {
+    int64_t split = segmentSplit(segment);
+    blocks += ceilDiv(segment.columns, kGemvWarps / split);
+    int64_t rows =
+        cast<RankedTensorType>(segment.calls.front().getLhs().getType())
+            .getDimSize(0);
+    if (split > 1)
+      partialCount = std::max(partialCount,
+                              kGemvWarps * rows *
+                                  static_cast<int64_t>(segment.calls.size()));
+  }
+  SmallVector<Type> workgroup;
+  if (partialCount > 0)
+    workgroup.push_back(workgroupBuffer(op->getContext(), partialCount,
+                                        Float32Type::get(op->getContext())));
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
+                      op->getResultTypes(), workgroup);
   setLaunch(kernel, blocks, kGemvWarps * kWarp);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
@@ -213,8 +298,9 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
   Value warp = im.div(thread, kWarp);
   Value block = im.blockId();
   int64_t firstBlock = 0;
-  for (const GemvSegment &segment : plan.segments) {
-    int64_t count = ceilDiv(segment.columns, kGemvWarps);
+  for (GemvSegment &segment : plan.segments) {
+    int64_t split = segmentSplit(segment);
+    int64_t count = ceilDiv(segment.columns, kGemvWarps / split);
     OpBuilder::InsertionGuard guard(b);
     if (plan.segments.size() > 1) {
       Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
@@ -225,9 +311,10 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
           /*withElse=*/false);
       b.setInsertionPointToStart(&mine.getThenRegion().front());
     }
-    Value column =
-        im.add(im.mul(im.sub(block, im.c(firstBlock)), im.c(kGemvWarps)), warp);
-    if (failed(emitSegment(b, loc, kernel, plan, segment, column, lane)))
+    Value column = im.add(
+        im.mul(im.sub(block, im.c(firstBlock)), im.c(kGemvWarps / split)),
+        im.div(warp, split));
+    if (failed(emitSegment(b, loc, kernel, plan, segment, column, warp, lane)))
       return failure();
     firstBlock += count;
   }

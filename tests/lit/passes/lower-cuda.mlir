@@ -512,18 +512,22 @@ func.func @moves16(%a: tensor<2x3x16x64xbf16>, %p: tensor<4x64xbf16>, %q: tensor
 // -----
 
 // A GEMM of one lhs row against a [999, 896] bf16 weight: the matrix-vector
-// emitter, a warp per output column (8 a block, 125 blocks), each lane's
-// 16-byte weight and lhs loads unrolled (112 vectors: 4 a lane), the lanes
-// summed by a butterfly, lane 0 adding the bias and rounding to bf16. Nine
-// rows stay a cuBLASLt GEMM (no kernel).
+// emitter. 999 columns are too few warps for HBM, so two warps share a
+// column (each half of K's 112 vectors: 2 a lane; 4 columns a block, 250
+// blocks), each lane's 16-byte weight and lhs loads unrolled, the lanes
+// summed by a butterfly, the two halves added in order through shared
+// memory after a barrier, lane 0 of the first adding the bias and rounding
+// to bf16. Nine rows stay a cuBLASLt GEMM (no kernel).
 // CHECK-LABEL: func.func @gemv(
-// CHECK: genesis.library_call bias {{.+}}genesis.kernel = @gemv_gemv0, genesis.launch = #genesis.launch<grid = [125, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: genesis.library_call bias {{.+}}genesis.kernel = @gemv_gemv0, genesis.launch = #genesis.launch<grid = [250, 1, 1], block = [256, 1, 1], shared = 0>
 // CHECK-LABEL: func.func @gemm_of_nine_rows(
 // CHECK-NOT: genesis.kernel
 // CHECK: return
-// CHECK: gpu.func @gemv_gemv0(
-// CHECK-COUNT-4: vector.load %{{.+}} : memref<895104xbf16>, vector<8xbf16>
+// CHECK: gpu.func @gemv_gemv0({{.+}}) workgroup(%{{.+}} : memref<8xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: vector.load %{{.+}} : memref<895104xbf16>, vector<8xbf16>
+// CHECK-NOT: vector.load %{{.+}} : memref<895104xbf16>
 // CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: gpu.barrier
 // CHECK: scf.if
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 func.func @gemv(%x: tensor<1x896xbf16>, %w: tensor<999x896xbf16>, %b: tensor<999xbf16>) -> tensor<1x999xbf16> {
@@ -533,6 +537,40 @@ func.func @gemv(%x: tensor<1x896xbf16>, %w: tensor<999x896xbf16>, %b: tensor<999
 func.func @gemm_of_nine_rows(%x: tensor<9x896xbf16>, %w: tensor<999x896xbf16>) -> tensor<9x999xbf16> {
   %0 = genesis.library_call none %x, %w transpose_rhs : (tensor<9x896xbf16>, tensor<999x896xbf16>) -> tensor<9x999xbf16>
   return %0 : tensor<9x999xbf16>
+}
+
+// -----
+
+// A matrix-vector fusion (genesis-fuse-matrix-vector) of three segments:
+// gate and up (64 columns of K = 512, with silu(gate) * up as the
+// epilogue), q (96 columns) and k, v (16 columns each). Few columns: every
+// segment splits K's 64 vectors over 2 warps (one 16-byte vector a lane
+// each; 4 columns a block; slices added through 8 warps x 2 rows x 2
+// products of shared memory after a barrier), so the grid is 16 + 24 + 4
+// blocks. Each segment runs under its block range; the epilogue's silu is
+// computed from the rounded products, which are never stored.
+// CHECK-LABEL: func.func @segments(
+// CHECK: genesis.fusion {{.+}}genesis.kernel = @segments_gemv0, genesis.launch = #genesis.launch<grid = [44, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @segments_gemv0({{.+}}) workgroup(%{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @segments(%x: tensor<2x512xbf16>, %wg: tensor<64x512xbf16>, %wu: tensor<64x512xbf16>, %wq: tensor<96x512xbf16>, %bq: tensor<96xbf16>, %wk: tensor<16x512xbf16>, %wv: tensor<16x512xbf16>) -> (tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>) {
+  %0:4 = genesis.fusion %x, %wg, %wu, %wq, %bq, %wk, %wv : (tensor<2x512xbf16>, tensor<64x512xbf16>, tensor<64x512xbf16>, tensor<96x512xbf16>, tensor<96xbf16>, tensor<16x512xbf16>, tensor<16x512xbf16>) -> (tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>) {
+  ^bb0(%a: tensor<2x512xbf16>, %g: tensor<64x512xbf16>, %u: tensor<64x512xbf16>, %q: tensor<96x512xbf16>, %b: tensor<96xbf16>, %k: tensor<16x512xbf16>, %v: tensor<16x512xbf16>):
+    %1 = genesis.library_call none %a, %g transpose_rhs : (tensor<2x512xbf16>, tensor<64x512xbf16>) -> tensor<2x64xbf16>
+    %2 = genesis.library_call none %a, %u transpose_rhs : (tensor<2x512xbf16>, tensor<64x512xbf16>) -> tensor<2x64xbf16>
+    %3 = genesis.library_call bias %a, %q transpose_rhs bias %b : (tensor<2x512xbf16>, tensor<96x512xbf16>, tensor<96xbf16>) -> tensor<2x96xbf16>
+    %4 = genesis.library_call none %a, %k transpose_rhs : (tensor<2x512xbf16>, tensor<16x512xbf16>) -> tensor<2x16xbf16>
+    %5 = genesis.library_call none %a, %v transpose_rhs : (tensor<2x512xbf16>, tensor<16x512xbf16>) -> tensor<2x16xbf16>
+    %6 = genesis.cast %1 : tensor<2x64xbf16> to tensor<2x64xf32>
+    %7 = genesis.silu %6 : tensor<2x64xf32>
+    %8 = genesis.cast %2 : tensor<2x64xbf16> to tensor<2x64xf32>
+    %9 = genesis.mul %7, %8 : tensor<2x64xf32>
+    %10 = genesis.cast %9 : tensor<2x64xf32> to tensor<2x64xbf16>
+    genesis.yield %10, %3, %4, %5 : tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>
+  }
+  return %0#0, %0#1, %0#2, %0#3 : tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>
 }
 
 // -----
