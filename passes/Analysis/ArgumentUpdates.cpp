@@ -47,11 +47,13 @@ llvm::DenseSet<Value> argumentUpdates(func::FuncOp function) {
     bool readLater = llvm::any_of(old.getUsers(), [&](Operation *user) {
       return position.lookup(body.findAncestorOpInBlock(*user)) > at;
     });
+    // A reduction or a GEMM (a matrix-vector fusion's too) reads elements
+    // other than the one it writes, from every block.
     bool reduces = false;
-    if (isa<FusionOp>(producer))
-      producer->walk([&](Operation *inner) {
-        reduces |= isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(inner);
-      });
+    producer->walk([&](Operation *inner) {
+      reduces |=
+          isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, LibraryCallOp>(inner);
+    });
     if (readLater || reduces)
       continue;
     updates.insert(value);

@@ -18,8 +18,9 @@ namespace genesis {
 /// The values of `function`'s return, taken in order, that update an
 /// argument in place: the result's `genesis.name` is an argument's and its
 /// type the argument's; an op of the top-level block produces it, after
-/// every other top-level read of the old argument; that op is not a fusion
-/// with a reduction (whose kernel reads an operand after writing results);
+/// every other top-level read of the old argument; that op neither is nor
+/// holds a reduction or a GEMM (whose kernels read an operand's other
+/// elements after writing results);
 /// it is not a splat constant; and no earlier result returned it. (The
 /// updates of one genesis-group-optimizer-updates group read no tensor of
 /// another's, so only its own update reads an updated argument there.)

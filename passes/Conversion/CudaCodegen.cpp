@@ -252,7 +252,10 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
 /// finished and their writes are visible) and then launch_dependents (the
 /// next kernel may be scheduled once every block of this one has started).
 /// With programmatic dependent launch, a kernel's launch then overlaps the
-/// tail of the one before it instead of waiting for its completion.
+/// tail of the one before it instead of waiting for its completion. LLVM
+/// keeps the kernels' loads after the wait (an intrinsic with side effects)
+/// because their pointer arguments carry no noalias or readonly attribute;
+/// adding those would let invariant loads move above it.
 void beginKernelsWithGridDependencyWait(gpu::GPUModuleOp gpuModule) {
   gpuModule.walk([](LLVM::LLVMFuncOp function) {
     if (!function->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||

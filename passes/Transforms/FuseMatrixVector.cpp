@@ -63,6 +63,8 @@ SmallVector<LibraryCallOp> siblingProducts(LibraryCallOp first) {
     auto call = dyn_cast<LibraryCallOp>(op);
     if (!call || !isMatrixVectorProduct(call) ||
         call.getLhs() != first.getLhs() ||
+        call.getRhs().getType().getElementType() !=
+            first.getRhs().getType().getElementType() ||
         !llvm::all_of(call->getOperands(),
                       [&](Value v) { return definedBefore(v, first); }))
       break;
@@ -86,7 +88,8 @@ LibraryCallOp productBehind(Value value, MutableArrayRef<LibraryCallOp> group) {
 
 /// The fusion after `group` (past reshapes and constants) that computes
 /// element by element from the group's results of one column count N, with
-/// M x N elements, and values defined before the group; else null.
+/// M x N elements, and values defined before the group, every result from
+/// a product (matrixVectorSegments' rule); else null.
 FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   auto fusion = dyn_cast_or_null<FusionOp>(nextWork(group.back()));
   if (!fusion || fusion->getNumResults() == 0)
@@ -97,12 +100,16 @@ FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   int64_t rows =
       cast<RankedTensorType>(group.front().getLhs().getType()).getDimSize(0);
   std::optional<int64_t> columns;
-  for (Value input : fusion.getInputs()) {
+  Block &body = fusion.getBody().front();
+  // The body's values computed from a product's result.
+  llvm::DenseSet<Value> fromProducts;
+  for (auto [input, argument] :
+       llvm::zip(fusion.getInputs(), body.getArguments())) {
     if (LibraryCallOp call = productBehind(input, group)) {
-      if ((columns && *columns != columnsOf(call)) ||
-          elementCount(input.getType()) != rows * columnsOf(call))
+      if (columns && *columns != columnsOf(call))
         return {};
       columns = columnsOf(call);
+      fromProducts.insert(argument);
     } else if (!definedBefore(input, group.front())) {
       return {};
     }
@@ -112,6 +119,13 @@ FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   for (Type type : fusion->getResultTypes())
     if (elementCount(type) != rows * *columns)
       return {};
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return fromProducts.contains(v); }))
+      fromProducts.insert(op.result_begin(), op.result_end());
+  if (!llvm::all_of(body.getTerminator()->getOperands(),
+                    [&](Value v) { return fromProducts.contains(v); }))
+    return {};
   return fusion;
 }
 
@@ -212,29 +226,32 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
   YieldOp::create(inside, group.front().getLoc(), yields);
   for (auto [value, result] : llvm::zip(replaced, fusion.getResults()))
     value.replaceAllUsesWith(result);
-  // The epilogue's inputs may be reshapes of results: erase it first, then
-  // the reshapes no one reads any more, then the products.
-  if (epilogue) {
-    SmallVector<Value> epilogueInputs(epilogue.getInputs());
+  // The epilogue first, then the reshapes of the products' results no one
+  // reads any more (chains of them, in any order), then the products, which
+  // nothing reads now.
+  SmallVector<Operation *> reshapes;
+  SmallVector<Value> pending;
+  for (LibraryCallOp call : group)
+    pending.push_back(call.getResult());
+  while (!pending.empty())
+    for (Operation *user : pending.pop_back_val().getUsers())
+      if (isa<ReshapeOp>(user) && !llvm::is_contained(reshapes, user)) {
+        reshapes.push_back(user);
+        pending.push_back(user->getResult(0));
+      }
+  if (epilogue)
     epilogue.erase();
-    for (Value input : epilogueInputs)
-      while (auto reshape = input.getDefiningOp<ReshapeOp>()) {
-        if (!reshape->use_empty())
-          break;
-        input = reshape.getOperand();
-        reshape.erase();
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *&reshape : reshapes)
+      if (reshape && reshape->use_empty()) {
+        reshape->erase();
+        reshape = nullptr;
+        erased = true;
       }
   }
-  for (LibraryCallOp call : llvm::reverse(group)) {
-    // What still reads the product reads it through the fusion now, except
-    // dead reshapes of it.
-    SmallVector<Operation *> users(call->getUsers().begin(),
-                                   call->getUsers().end());
-    for (Operation *user : users)
-      if (isa<ReshapeOp>(user) && user->use_empty())
-        user->erase();
+  for (LibraryCallOp call : llvm::reverse(group))
     call.erase();
-  }
 }
 
 struct GenesisFuseMatrixVectorPass

@@ -68,8 +68,11 @@
 //    launched symbol when it is created; a plan with no image for the device
 //    is refused, naming the device's chip and the plan's. A KernelLaunch is
 //
-//      cuLaunchKernel(symbol, grid, block, shared_memory_bytes, stream, params)
+//      cuLaunchKernelEx(symbol, grid, block, shared_memory_bytes, stream,
+//                       params)
 //
+//    (with programmatic stream serialization when the image's kernels wait
+//    for prerequisite grids, Plan.fbs; GENESIS_CUDA_PDL=0 turns it off)
 //    where kernel parameter i is one 8-byte device address, the data pointer
 //    of args[i] (MLIR's bare-pointer memref convention); no sizes are
 //    passed. The session checks each kernel's parameter count and sizes

@@ -68,10 +68,13 @@ func.func @also_read(%x: tensor<1x32xf32>, %w: tensor<40x32xf32>) -> (tensor<1x4
 // -----
 
 // Left alone: a lone product; products of different lhs; too many rows;
-// a consumer that is not elementwise over M x N (a row sum).
+// a consumer that is not elementwise over M x N (a row sum). Each product
+// still reads the function's arguments (a fused one would read its
+// fusion's block arguments).
 // CHECK-LABEL: func.func @left(
-// CHECK-NOT: genesis.fusion {{.*}}library_call
-// CHECK-COUNT-3: = genesis.library_call
+// CHECK: genesis.library_call none %arg0, %arg3
+// CHECK: genesis.library_call none %arg1, %arg3
+// CHECK: genesis.library_call none %arg2, %arg3
 // CHECK: genesis.reduce_sum
 func.func @left(%x: tensor<1x32xf32>, %z: tensor<1x32xf32>, %big: tensor<9x32xf32>, %w: tensor<40x32xf32>) -> (tensor<1x40xf32>, tensor<1x40xf32>, tensor<9x40xf32>, tensor<1xf32>) {
   %a = genesis.library_call none %x, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
@@ -83,4 +86,49 @@ func.func @left(%x: tensor<1x32xf32>, %z: tensor<1x32xf32>, %big: tensor<9x32xf3
     genesis.yield %1 : tensor<1xf32>
   }
   return %a, %b, %c, %0 : tensor<1x40xf32>, tensor<1x40xf32>, tensor<9x40xf32>, tensor<1xf32>
+}
+
+// -----
+
+// An epilogue with a result computed from no product (the emitter computes
+// every epilogue value from a warp's products) is not taken; the lone
+// product stays.
+// CHECK-LABEL: func.func @result_from_no_product(
+// CHECK: genesis.library_call none %arg0, %arg1
+// CHECK: genesis.fusion
+// CHECK: genesis.neg
+func.func @result_from_no_product(%x: tensor<1x32xf32>, %w: tensor<40x32xf32>, %b: tensor<1x40xf32>) -> (tensor<1x40xf32>, tensor<1x40xf32>) {
+  %y = genesis.library_call none %x, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %0:2 = genesis.fusion %y, %b : (tensor<1x40xf32>, tensor<1x40xf32>) -> (tensor<1x40xf32>, tensor<1x40xf32>) {
+  ^bb0(%a: tensor<1x40xf32>, %c: tensor<1x40xf32>):
+    %1 = genesis.exp %a : tensor<1x40xf32>
+    %2 = genesis.neg %c : tensor<1x40xf32>
+    genesis.yield %1, %2 : tensor<1x40xf32>, tensor<1x40xf32>
+  }
+  return %0#0, %0#1 : tensor<1x40xf32>, tensor<1x40xf32>
+}
+
+// -----
+
+// Dead reshapes of a product (a chain, as genesis-opt may be given before
+// any CSE) and the reshapes the epilogue read all go with the products.
+// CHECK-LABEL: func.func @dead_reshapes(
+// CHECK: %[[F:.+]] = genesis.fusion
+// CHECK: genesis.yield
+// CHECK-NOT: genesis.reshape
+// CHECK: return %[[F]]
+func.func @dead_reshapes(%x: tensor<1x32xf32>, %w: tensor<40x32xf32>, %v: tensor<40x32xf32>) -> tensor<40xf32> {
+  %y = genesis.library_call none %x, %w transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %z = genesis.library_call none %x, %v transpose_rhs : (tensor<1x32xf32>, tensor<40x32xf32>) -> tensor<1x40xf32>
+  %d1 = genesis.reshape %y : tensor<1x40xf32> -> tensor<40x1xf32>
+  %d2 = genesis.reshape %d1 : tensor<40x1xf32> -> tensor<40xf32>
+  %r = genesis.reshape %y : tensor<1x40xf32> -> tensor<40xf32>
+  %s = genesis.reshape %z : tensor<1x40xf32> -> tensor<40xf32>
+  %0 = genesis.fusion %r, %s, %r : (tensor<40xf32>, tensor<40xf32>, tensor<40xf32>) -> tensor<40xf32> {
+  ^bb0(%a: tensor<40xf32>, %b: tensor<40xf32>, %c: tensor<40xf32>):
+    %1 = genesis.mul %a, %b : tensor<40xf32>
+    %2 = genesis.add %1, %c : tensor<40xf32>
+    genesis.yield %2 : tensor<40xf32>
+  }
+  return %0 : tensor<40xf32>
 }
