@@ -21,13 +21,6 @@ bool isGemvElement(Type type) {
   return type.isF32() || type.isBF16() || type.isF16();
 }
 
-int64_t elementCount(Type type) {
-  int64_t count = 1;
-  for (int64_t extent : cast<RankedTensorType>(type).getShape())
-    count *= extent;
-  return count;
-}
-
 } // namespace
 
 int64_t gemvVectorWidth(Type element, int64_t depth) {
@@ -121,10 +114,12 @@ std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
         return std::nullopt;
     for (Value operand : op.getOperands())
       if (reads.count(operand) &&
-          elementCount(operand.getType()) != rows * columns)
+          cast<RankedTensorType>(operand.getType()).getNumElements() !=
+              rows * columns)
         return std::nullopt;
     for (Value result : op.getResults()) {
-      if (elementCount(result.getType()) != rows * columns)
+      if (cast<RankedTensorType>(result.getType()).getNumElements() !=
+          rows * columns)
         return std::nullopt;
       reads[result] = read;
     }

@@ -29,13 +29,6 @@ int64_t columnsOf(LibraryCallOp call) {
   return cast<RankedTensorType>(call.getType()).getDimSize(1);
 }
 
-int64_t elementCount(Type type) {
-  int64_t count = 1;
-  for (int64_t extent : cast<RankedTensorType>(type).getShape())
-    count *= extent;
-  return count;
-}
-
 /// The op after `op` past reshapes and constants, or null.
 Operation *nextWork(Operation *op) {
   for (op = op->getNextNode(); op; op = op->getNextNode())
@@ -117,7 +110,7 @@ FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   if (!columns)
     return {};
   for (Type type : fusion->getResultTypes())
-    if (elementCount(type) != rows * *columns)
+    if (cast<RankedTensorType>(type).getNumElements() != rows * *columns)
       return {};
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
