@@ -612,15 +612,48 @@ def GenesisFuseMatrixVector
     constants, joins as the epilogue when it is a fusion computing element
     by element whose inputs are the group's results (or reshapes of them),
     all of one column count N, with as many elements as M x N, or values
-    defined before the group. The group becomes one genesis.fusion in the
-    first product's place: the products on body arguments, the epilogue's
-    body on them (its inputs that were reshapes of a product's result
-    become reshapes inside), yielding each product's result still used
+    defined before the group. The fusion computing the group's lhs (through
+    reshapes) joins as the prologue when only reshapes and constants lie
+    between it and the group, the epilogue reads none of its results, and
+    every block of the kernel can compute it into shared memory
+    (gemvPrologue: a row fusion of at most kMaxGemvRows rows or an
+    elementwise fusion, the lhs at most kMaxGemvPrologueBytes). The group
+    becomes one genesis.fusion in the first product's place: the prologue
+    nested whole on body arguments, the products on body arguments (the
+    lhs: the prologue's result, reshaped), the epilogue's body on them (its
+    inputs that were reshapes of a product's result become reshapes
+    inside), yielding the prologue's and each product's results still used
     outside and the epilogue's results. A group of one product with no
-    epilogue stays as it is. The matrix-vector emitter of genesis-lower-cuda
-    runs the fusion as one kernel (matrixVectorSegments): Qwen2's q, k and v
-    projections of a token are one kernel, and its gate and up projections
-    with SwiGLU's silu(gate) * up another, which never writes gate or up.
+    prologue or epilogue stays as it is. The matrix-vector emitter of
+    genesis-lower-cuda runs the fusion as one kernel (matrixVectorFusion):
+    Qwen2's residual add and RMSNorm with its q, k and v projections of a
+    token are one kernel, the next residual add and RMSNorm with its gate
+    and up projections and SwiGLU's silu(gate) * up another, which never
+    writes gate or up.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisHorizontalLoopFusion
+    : Pass<"genesis-horizontal-loop-fusion", "mlir::func::FuncOp"> {
+  let summary = "Adjacent independent loop fusions of any shapes in one kernel (CUDA)";
+  let description = [{
+    XLA's horizontal loop fusion, for a decode step's small loops: Qwen2's
+    rope of q, rope of k with its cache write and the value cache write are
+    independent loops of three shapes, a launch each of a few microseconds
+    with most of the GPU idle. Algorithm: walk the function's block; from
+    a loop fusion (no reduction, GEMM or nested fusion) of at most
+    kMaxHorizontalElements elements a result (a larger loop fills the GPU
+    alone), a run takes the following such fusions while only reshapes and
+    constants lie between them (so no lifetime grows past a kernel), each
+    reads no result of the run (its inputs are defined before the run's
+    first fusion), none reads a function argument that another's result
+    is returned to update (the plan may write an update into the argument's
+    tensor while the other reads it), and the run holds at most
+    kMaxFusionOps ops and kMaxHorizontalFusions fusions. The run becomes one
+    fusion in the first's place (mergeFusions), yielding every result; the
+    loop emitter of genesis-lower-cuda computes each result shape by its
+    own grid-stride loop over its own range of the kernel's blocks.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }

@@ -114,6 +114,8 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
     // The merged bodies recompute their shared elementwise ops.
     functionPm.addPass(createCSEPass());
     functionPm.addPass(createGenesisFuseMatrixVector());
+    // After it: a loop computing a product's lhs is its prologue.
+    functionPm.addPass(createGenesisHorizontalLoopFusion());
   }
   // Before remat, which then plans the groups' gradients' lifetimes.
   if (options.fuse)

@@ -26,7 +26,10 @@
 
 #ifndef GENESIS_GENERATE_RUNTIME_ONLY
 #include "models/lm/GenerationCompiler.h"
+#include "passes/Passes.h"
 #include "runtime/formats/AtomicFile.h"
+
+#include "mlir/Pass/PassManager.h"
 #endif
 
 #include "llvm/Support/CommandLine.h"
@@ -669,6 +672,10 @@ int main(int argc, char **argv) {
                    &repetitionPenalty, &seed, &chat, &systemPrompt,
                    &printPrompt, &printIds, &profile});
 #else
+  // --mlir-print-ir-after=<pass> and the rest of MLIR's pass manager options
+  // apply to the compile pipeline (registered first, as lm-compile does).
+  genesis::registerGenesisPasses();
+  mlir::registerPassManagerCLOptions();
   showOnlyOptions(
       "genesis-generate options",
       {&modelDir,     &randomModel,       &initSeed,      &target,

@@ -1,6 +1,8 @@
 //===- MatrixVector.cpp - GEMMs that run as matrix-vector kernels ---------===//
 
 #include "passes/Analysis/MatrixVector.h"
+#include "passes/Analysis/RowFusion.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -62,7 +64,39 @@ bool isMatrixVectorProduct(Operation *op) {
          epilogue == GemmEpilogue::relu || epilogue == GemmEpilogue::bias_relu;
 }
 
-std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
+std::optional<GemvPrologue> gemvPrologue(FusionOp fusion, unsigned result,
+                                         RankedTensorType lhsType) {
+  Block &body = fusion.getBody().front();
+  if (llvm::any_of(
+          body, [](Operation &op) { return isa<LibraryCallOp, FusionOp>(op); }))
+    return std::nullopt;
+  auto resultType = cast<RankedTensorType>(fusion->getResult(result).getType());
+  int64_t bytes = lhsType.getNumElements() *
+                  (lhsType.getElementType().getIntOrFloatBitWidth() / 8);
+  if (resultType.getNumElements() != lhsType.getNumElements() ||
+      resultType.getElementType() != lhsType.getElementType() ||
+      bytes > kMaxGemvPrologueBytes)
+    return std::nullopt;
+  GemvPrologue prologue;
+  prologue.fusion = fusion;
+  prologue.lhsResult = result;
+  if (std::optional<SmallVector<int64_t>> row = rowFusionShape(body)) {
+    int64_t rows = 1;
+    for (int64_t extent : ArrayRef<int64_t>(*row).drop_back())
+      rows *= extent;
+    if (resultType.getShape() != ArrayRef<int64_t>(*row) || rows > kMaxGemvRows)
+      return std::nullopt;
+    prologue.rowShape = *row;
+    prologue.reduces = true;
+    return prologue;
+  }
+  if (!isElementwiseFusion(fusion, resultType.getShape()))
+    return std::nullopt;
+  prologue.rowShape = llvm::to_vector(resultType.getShape());
+  return prologue;
+}
+
+std::optional<MatrixVectorFusion> matrixVectorFusion(FusionOp fusion) {
   Block &body = fusion.getBody().front();
   SmallVector<LibraryCallOp> calls;
   Value lhs;
@@ -70,16 +104,33 @@ std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
     auto call = dyn_cast<LibraryCallOp>(op);
     if (!call)
       continue;
-    if (!isMatrixVectorProduct(call) ||
-        llvm::any_of(call->getOperands(),
-                     [](Value v) { return !isa<BlockArgument>(v); }) ||
-        (lhs && call.getLhs() != lhs))
+    if (!isMatrixVectorProduct(call) || (lhs && call.getLhs() != lhs) ||
+        llvm::any_of(call->getOperands().drop_front(),
+                     [](Value v) { return !isa<BlockArgument>(v); }))
       return std::nullopt;
     lhs = call.getLhs();
     calls.push_back(call);
   }
   if (calls.empty() || static_cast<int64_t>(calls.size()) > kMaxGemvFusionCalls)
     return std::nullopt;
+  MatrixVectorFusion result;
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  // The lhs: a body argument, or a nested fusion's result (or its reshape).
+  Operation *lhsReshape = nullptr;
+  if (!isa<BlockArgument>(lhs)) {
+    lhsReshape = lhs.getDefiningOp<ReshapeOp>();
+    auto source =
+        dyn_cast<OpResult>(lhsReshape ? lhsReshape->getOperand(0) : lhs);
+    auto nested = source ? dyn_cast<FusionOp>(source.getOwner()) : FusionOp();
+    if (!nested || llvm::any_of(nested.getInputs(),
+                                [](Value v) { return !isa<BlockArgument>(v); }))
+      return std::nullopt;
+    result.prologue = gemvPrologue(nested, source.getResultNumber(), lhsType);
+    if (!result.prologue)
+      return std::nullopt;
+  }
+  FusionOp prologueFusion =
+      result.prologue ? result.prologue->fusion : FusionOp();
   int64_t rows = cast<RankedTensorType>(lhs.getType()).getDimSize(0);
 
   // Every other op computes element by element; for each value, the GEMMs
@@ -88,8 +139,13 @@ std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
   for (LibraryCallOp call : calls)
     reads[call.getResult()].insert(call);
   for (Operation &op : body.without_terminator()) {
-    if (isa<LibraryCallOp>(op))
+    if (isa<LibraryCallOp>(op) || &op == prologueFusion.getOperation() ||
+        &op == lhsReshape)
       continue;
+    if (prologueFusion && llvm::any_of(op.getOperands(), [&](Value v) {
+          return v.getDefiningOp() == prologueFusion.getOperation();
+        }))
+      return std::nullopt;
     bool elementwise =
         op.hasTrait<mlir::OpTrait::Elementwise>() ||
         isa<ReshapeOp, BroadcastInDimOp>(op) ||
@@ -132,13 +188,17 @@ std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
   for (auto [index, value] : llvm::enumerate(yield.getValues())) {
     if (value.getDefiningOp<LibraryCallOp>())
       continue;
+    if (prologueFusion && value.getDefiningOp() == prologueFusion) {
+      result.prologue->yields.push_back(index);
+      continue;
+    }
     auto it = reads.find(value);
     if (it == reads.end())
       return std::nullopt; // Computes nothing from a GEMM.
     inEpilogue.insert(it->second.begin(), it->second.end());
     epilogue.epilogueYields.push_back(index);
   }
-  SmallVector<GemvSegment> segments;
+  SmallVector<GemvSegment> &segments = result.segments;
   if (!inEpilogue.empty()) {
     for (LibraryCallOp call : calls)
       if (inEpilogue.contains(call))
@@ -169,7 +229,7 @@ std::optional<SmallVector<GemvSegment>> matrixVectorSegments(FusionOp fusion) {
     if (loads > kMaxGemvLoadsPerLane)
       return std::nullopt;
   }
-  return segments;
+  return result;
 }
 
 } // namespace genesis

@@ -14,6 +14,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 #include <cstdint>
 
 namespace genesis {
@@ -52,18 +54,56 @@ struct GemvSegment {
   llvm::SmallVector<unsigned> epilogueYields;
 };
 
-/// The segments of a matrix-vector fusion (genesis-fuse-matrix-vector), or
-/// nothing for any other fusion: its body holds 1 to kMaxGemvFusionCalls
-/// matrix-vector products of one lhs (a body argument) whose other operands
-/// are body arguments, at most kMaxGemvLoadsPerLane loads a lane in each
-/// segment, then elementwise ops, broadcasts, splat constants
-/// and reshapes. A yield of a GEMM's result is stored from its warp; any
+/// The most bytes of a matrix-vector fusion's lhs that a prologue computes
+/// into each block's shared memory.
+inline constexpr int64_t kMaxGemvPrologueBytes = 24 * 1024;
+
+/// A fusion computing a matrix-vector fusion's lhs, which every block of the
+/// kernel computes into its shared memory before the products (a decode
+/// step's residual add and RMSNorm, the cast of attention's output): the
+/// lhs is result `lhsResult` of `fusion`, read through a reshape.
+struct GemvPrologue {
+  FusionOp fusion;
+  unsigned lhsResult = 0;
+  /// With reductions: the row shape [rows..., C] (rowFusionShape) whose
+  /// rows the block computes in turn, `fusion`'s result of that shape. Without:
+  /// the result's shape, computed element by element.
+  llvm::SmallVector<int64_t> rowShape;
+  bool reduces = false;
+  /// The indices of the outer fusion's yields of `fusion`'s results, which
+  /// the kernel's first block stores.
+  llvm::SmallVector<unsigned> yields;
+};
+
+/// The prologue that computes `lhsType` (the products' [M, K] lhs) as
+/// result `result` of `fusion`, or nothing: `fusion` holds no GEMM or
+/// fusion, is a row fusion (rowFusionShape, at most kMaxGemvRows rows, the
+/// result a full row) or computes element by element over the result's
+/// shape (isElementwiseFusion), and the lhs takes at most
+/// kMaxGemvPrologueBytes.
+std::optional<GemvPrologue> gemvPrologue(FusionOp fusion, unsigned result,
+                                         mlir::RankedTensorType lhsType);
+
+/// What the matrix-vector emitter computes for a fusion.
+struct MatrixVectorFusion {
+  llvm::SmallVector<GemvSegment> segments;
+  std::optional<GemvPrologue> prologue;
+};
+
+/// The segments (and prologue) of a matrix-vector fusion
+/// (genesis-fuse-matrix-vector), or nothing for any other fusion: its body
+/// holds 1 to kMaxGemvFusionCalls matrix-vector products of one lhs whose
+/// other operands are body arguments, at most kMaxGemvLoadsPerLane loads a
+/// lane in each segment, then elementwise ops, broadcasts, splat constants
+/// and reshapes. The lhs is a body argument, or (through a reshape) a
+/// result of a nested fusion, the prologue (gemvPrologue), whose results
+/// nothing but that reshape and the yield reads. A yield of a GEMM's result
+/// is stored from its warp, one of the prologue's by the first block; any
 /// other yield is an epilogue value of M * N elements computed from the
 /// results of GEMMs of N columns only, read element for element. The GEMMs
 /// an epilogue reads form one segment; the others form one segment per
 /// column count.
-std::optional<llvm::SmallVector<GemvSegment>>
-matrixVectorSegments(FusionOp fusion);
+std::optional<MatrixVectorFusion> matrixVectorFusion(FusionOp fusion);
 
 } // namespace genesis
 

@@ -12,6 +12,7 @@
 
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Conversion/CudaKernels.h"
+#include "passes/Conversion/ElementEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -288,6 +289,33 @@ SmallVector<Value> blockAllReduceEach(OpBuilder &b, Location loc,
                                       ArrayRef<bool> maxes, int64_t warps);
 Value blockAllReduce(OpBuilder &b, Location loc, Value partial, Value shared,
                      int64_t warps, bool max);
+
+/// The elements of one row a thread of a block holds: columns t, t + T, ...
+/// (their `indices`, and whether each is inside the row), with the scalars
+/// computed at each (to resume with ElementEmitter::resumeElement).
+struct RowElements {
+  SmallVector<SmallVector<Value>> indices;
+  SmallVector<Value> inside;
+  SmallVector<llvm::DenseMap<Value, Value>> saved;
+};
+
+/// A block of `threads` threads computes the reductions of row fusion body
+/// `body` (rowFusionShape) over the row at `rowIndex` of `columns`
+/// elements, as the row fusion emitter does: in stages by dependency depth,
+/// each stage one blockAllReduceEach through `shareds` (one buffer of
+/// threads / 32 slots per reduction of `body`, in body order: f64 for
+/// sums, f32 for maxima); each reduction's total becomes
+/// `emitter.given[its result]`. `emitter` reads the body's arguments.
+FailureOr<RowElements> emitRowReductions(OpBuilder &b, Location loc,
+                                         Block &body, ElementEmitter &emitter,
+                                         ValueRange rowIndex, Value thread,
+                                         int64_t threads, int64_t columns,
+                                         ArrayRef<Value> shareds);
+
+/// The shared-memory buffers emitRowReductions needs for `body`'s
+/// reductions with `warps` warps.
+SmallVector<Type> rowReductionBuffers(MLIRContext *context, Block &body,
+                                      int64_t warps);
 
 //===----------------------------------------------------------------------===//
 // Emitters, one family per file

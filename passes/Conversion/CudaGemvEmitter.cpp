@@ -36,6 +36,10 @@ struct GemvKernelPlan {
   SmallVector<Value> stored;
   /// The fusion body whose arguments the epilogue reads, if any.
   Block *body = nullptr;
+  /// The fusion computing the lhs in every block, if any, and the shared
+  /// buffer it computes the lhs into.
+  std::optional<GemvPrologue> prologue;
+  Value lhsShared;
 };
 
 /// Enough warps in flight to cover the latency of HBM on every SM (132 SMs,
@@ -124,7 +128,8 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
   Value inside = im.lt(column, im.c(columns));
   Value safeColumn = arith::SelectOp::create(b, loc, inside, column, im.c(0));
   Value weightRow = im.mul(safeColumn, im.c(depth));
-  Value lhs = flatten(b, loc, plan.argumentOf(first.getLhs()));
+  Value lhs = plan.lhsShared ? plan.lhsShared
+                             : flatten(b, loc, plan.argumentOf(first.getLhs()));
   SmallVector<Value> weights;
   for (LibraryCallOp call : segment.calls)
     weights.push_back(flatten(b, loc, plan.argumentOf(call.getRhs())));
@@ -254,6 +259,114 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
   return success();
 }
 
+/// Every block computes the lhs into `plan.lhsShared` from the prologue's
+/// body, its block's threads taking the lhs's elements in turn (a fusion
+/// with reductions: row by row, each as the row fusion emitter computes a
+/// row, through `rowShareds[row]`); the first block also stores the
+/// prologue's results the fusion yields. A barrier then makes the lhs
+/// visible to the block's warps.
+LogicalResult emitPrologue(OpBuilder &b, Location loc, GpuKernel &kernel,
+                           const GemvKernelPlan &plan, Value block,
+                           Value thread,
+                           ArrayRef<SmallVector<Value>> rowShareds) {
+  IndexMath im{b, loc};
+  const GemvPrologue &prologue = *plan.prologue;
+  FusionOp fusion = prologue.fusion;
+  Block &body = fusion.getBody().front();
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> inputs;
+  for (Value input : fusion.getInputs())
+    inputs.push_back(plan.argumentOf(input));
+  ElementEmitter emitter(b, loc, inputs, "genesis-lower-cuda");
+  Value lhsValue = yield->getOperand(prologue.lhsResult);
+  // (prologue body value, kernel output) of each result the fusion yields.
+  SmallVector<std::pair<Value, Value>> yielded;
+  for (unsigned index : prologue.yields)
+    yielded.emplace_back(
+        yield->getOperand(cast<OpResult>(plan.stored[index]).getResultNumber()),
+        kernel.outputs[index]);
+  Value firstBlock =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, block, im.c(0));
+  auto storeIf = [&](Value condition, Value scalar, Value memref,
+                     ValueRange index) {
+    auto branch = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    memref::StoreOp::create(b, loc, scalar, memref, index);
+  };
+  // Computes the lhs and the yielded values of one element at `index`
+  // (linear position `linear` in the lhs), resumed by `resume`.
+  auto element = [&](ValueRange index, Value linear, Value inside,
+                     bool fullRowsOnly) -> LogicalResult {
+    FailureOr<Value> scalar = emitter.at(lhsValue, index);
+    if (failed(scalar))
+      return failure();
+    storeIf(inside, *scalar, plan.lhsShared, linear);
+    for (auto [value, output] : yielded) {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (fullRowsOnly &&
+          type.getShape() != ArrayRef<int64_t>(prologue.rowShape))
+        continue;
+      FailureOr<Value> stored = emitter.at(value, index);
+      if (failed(stored))
+        return failure();
+      storeIf(arith::AndIOp::create(b, loc, inside, firstBlock), *stored,
+              output, index);
+    }
+    return success();
+  };
+  const int64_t threads = kGemvWarps * kWarp;
+  ArrayRef<int64_t> shape = prologue.rowShape;
+  if (!prologue.reduces) {
+    int64_t count = numel(shape);
+    for (int64_t k = 0; k < ceilDiv(count, threads); ++k) {
+      Value linear = im.add(thread, im.c(k * threads));
+      Value inside = im.lt(linear, im.c(count));
+      Value safe = arith::SelectOp::create(b, loc, inside, linear, im.c(0));
+      SmallVector<Value> index = im.delinearize(safe, shape);
+      emitter.beginElement(index);
+      if (failed(element(index, safe, inside, /*fullRowsOnly=*/false)))
+        return failure();
+    }
+  } else {
+    int64_t columns = shape.back();
+    SmallVector<int64_t> rowsShape(shape.drop_back());
+    for (int64_t r = 0; r < numel(rowsShape); ++r) {
+      SmallVector<Value> rowIndex = im.delinearize(im.c(r), rowsShape);
+      FailureOr<RowElements> row =
+          emitRowReductions(b, loc, body, emitter, rowIndex, thread, threads,
+                            columns, rowShareds[r]);
+      if (failed(row))
+        return failure();
+      for (auto [k, index] : llvm::enumerate(row->indices)) {
+        emitter.resumeElement(row->saved[k], index);
+        Value linear = im.add(im.c(r * columns), index.back());
+        if (failed(element(index, linear, row->inside[k],
+                           /*fullRowsOnly=*/true)))
+          return failure();
+      }
+      // Per-row values ([rows...] or [rows..., 1]): the first thread.
+      SmallVector<Value> index(rowIndex);
+      index.push_back(im.c(0));
+      Value firstThread = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, thread, im.c(0));
+      for (auto [value, output] : yielded) {
+        auto type = cast<RankedTensorType>(value.getType());
+        if (type.getShape() == shape)
+          continue;
+        ValueRange at = ValueRange(index).take_front(type.getRank());
+        FailureOr<Value> scalar = emitter.at(value, at);
+        if (failed(scalar))
+          return failure();
+        storeIf(arith::AndIOp::create(b, loc, firstThread, firstBlock), *scalar,
+                output, at);
+      }
+    }
+  }
+  gpu::BarrierOp::create(b, loc);
+  return success();
+}
+
 /// Block b runs the segment whose blocks hold it (each segment has a block
 /// per kGemvWarps / split columns, segmentSplit); its warp w computes slice
 /// w % split of column (kGemvWarps / split) * (b - the segment's first
@@ -274,10 +387,29 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
                               kGemvWarps * rows *
                                   static_cast<int64_t>(segment.calls.size()));
   }
+  MLIRContext *context = op->getContext();
   SmallVector<Type> workgroup;
   if (partialCount > 0)
-    workgroup.push_back(workgroupBuffer(op->getContext(), partialCount,
-                                        Float32Type::get(op->getContext())));
+    workgroup.push_back(
+        workgroupBuffer(context, partialCount, Float32Type::get(context)));
+  // The prologue's lhs, then its reductions' buffers, row by row.
+  size_t lhsBuffer = workgroup.size();
+  int64_t prologueRows = 0;
+  if (plan.prologue) {
+    auto lhsType = cast<RankedTensorType>(
+        plan.segments.front().calls.front().getLhs().getType());
+    workgroup.push_back(workgroupBuffer(context, lhsType.getNumElements(),
+                                        lhsType.getElementType()));
+    if (plan.prologue->reduces) {
+      prologueRows =
+          numel(ArrayRef<int64_t>(plan.prologue->rowShape).drop_back());
+      for (int64_t r = 0; r < prologueRows; ++r)
+        llvm::append_range(
+            workgroup,
+            rowReductionBuffers(
+                context, plan.prologue->fusion.getBody().front(), kGemvWarps));
+    }
+  }
   GpuKernel kernel =
       createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
                       op->getResultTypes(), workgroup);
@@ -297,6 +429,20 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
   Value lane = im.rem(thread, kWarp);
   Value warp = im.div(thread, kWarp);
   Value block = im.blockId();
+  if (plan.prologue) {
+    plan.lhsShared = kernel.workgroup[lhsBuffer];
+    SmallVector<SmallVector<Value>> rowShareds(prologueRows);
+    size_t perRow =
+        prologueRows == 0
+            ? 0
+            : (kernel.workgroup.size() - lhsBuffer - 1) / prologueRows;
+    for (int64_t r = 0; r < prologueRows; ++r)
+      llvm::append_range(rowShareds[r],
+                         ArrayRef<Value>(kernel.workgroup)
+                             .slice(lhsBuffer + 1 + r * perRow, perRow));
+    if (failed(emitPrologue(b, loc, kernel, plan, block, thread, rowShareds)))
+      return failure();
+  }
   int64_t firstBlock = 0;
   for (GemvSegment &segment : plan.segments) {
     int64_t split = segmentSplit(segment);
@@ -326,7 +472,7 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
 
 bool isGemv(Operation *op) {
   if (auto fusion = dyn_cast<FusionOp>(op))
-    return matrixVectorSegments(fusion).has_value();
+    return matrixVectorFusion(fusion).has_value();
   return isMatrixVectorProduct(op);
 }
 
@@ -334,7 +480,9 @@ FailureOr<GpuKernel> emitGemv(Operation *op, StringRef name,
                               OpBuilder &moduleBuilder) {
   GemvKernelPlan plan;
   if (auto fusion = dyn_cast<FusionOp>(op)) {
-    plan.segments = *matrixVectorSegments(fusion);
+    MatrixVectorFusion analysis = *matrixVectorFusion(fusion);
+    plan.segments = std::move(analysis.segments);
+    plan.prologue = std::move(analysis.prologue);
     plan.body = &fusion.getBody().front();
     llvm::append_range(plan.stored, plan.body->getTerminator()->getOperands());
   } else {

@@ -47,43 +47,35 @@ int64_t laneWidthOf(FusionOp fusion, int64_t n) {
 
 } // namespace
 
-/// Loop fusion: a grid-stride loop over the elements, `width` consecutive
-/// elements per iteration (8 when every tensor is 16-bit, else 4). Results
-/// are written as one vector per iteration; an input is read as one vector
-/// wherever the element walk reaches it through index maps that keep the
-/// lanes consecutive and aligned (the same shape; a transpose keeping the
-/// last dimension; a slice, pad or concat with edges at multiples of the
-/// width; a reshape whose last extents are multiples of it; a broadcast
-/// along the rows), else element by element.
-FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
-                                    OpBuilder &moduleBuilder) {
-  Location loc = fusion.getLoc();
-  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
-  auto resultType = cast<RankedTensorType>(fusion.getResultTypes()[0]);
-  ArrayRef<int64_t> shape = resultType.getShape();
-  for (Type type : fusion.getResultTypes())
-    if (cast<RankedTensorType>(type).getShape() != shape)
-      return fusion.emitError("genesis-lower-cuda: the results of a loop "
-                              "fusion must share one shape");
-  int64_t n = numel(shape);
-  int64_t width = laneWidthOf(fusion, n);
+namespace {
+
+/// The results of a loop fusion of one shape, which one grid-stride loop
+/// computes over blocks [firstBlock, firstBlock + grid) of the kernel.
+struct LoopGroup {
+  SmallVector<int64_t> shape;
+  SmallVector<unsigned> results;
+  int64_t width = 1;
+  int64_t grid = 0;
+  int64_t firstBlock = 0;
+};
+
+constexpr int64_t kLoopBlock = 256;
+
+/// Emits `group`'s loop at `b`'s insertion point (see emitLoopFusion).
+LogicalResult emitLoopGroup(OpBuilder &b, Location loc, GpuKernel &kernel,
+                            Block &body, const LoopGroup &group, Value block) {
+  IndexMath im{b, loc};
+  auto yield = cast<YieldOp>(body.getTerminator());
+  ArrayRef<int64_t> shape = group.shape;
+  int64_t width = group.width;
   // Lanes differ only in the last index when the last extent is a multiple
   // of the width: one delinearisation per iteration.
   bool lastDimLanes = !shape.empty() && shape.back() % width == 0;
-
-  GpuKernel kernel =
-      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
-                      fusion.getResultTypes());
-  int64_t iterations = n / width;
-  int64_t block = 256;
-  int64_t grid = std::min(ceilDiv(iterations, block), kMaxGridBlocks);
-  setLaunch(kernel, grid, block);
-
-  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
-  IndexMath im{b, loc};
-  Value start = im.globalId(block);
-  Value stride = im.c(grid * block);
-  Block &body = fusion.getBody().front();
+  int64_t iterations = numel(shape) / width;
+  Value local =
+      group.firstBlock ? im.sub(block, im.c(group.firstBlock)) : block;
+  Value start = im.add(im.mul(local, im.c(kLoopBlock)), im.threadId());
+  Value stride = im.c(group.grid * kLoopBlock);
   // Inputs that may be read as vectors: their last extent a multiple of
   // the width, so that an aligned lane group starts at an aligned address.
   SmallVector<Value> flatInputs;
@@ -94,8 +86,10 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                       isVectorElement(type.getElementType());
     flatInputs.push_back(vectorised ? flatten(b, loc, input) : Value());
   }
-  SmallVector<Value> flatOutputs;
-  for (Value output : kernel.outputs) {
+  SmallVector<Value> outputs, flatOutputs;
+  for (unsigned r : group.results) {
+    Value output = kernel.outputs[r];
+    outputs.push_back(output);
     Type element = cast<MemRefType>(output.getType()).getElementType();
     flatOutputs.push_back(width > 1 && isVectorElement(element)
                               ? flatten(b, loc, output)
@@ -122,7 +116,7 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
                                      bool contiguous) {
           return lanes.load(b, loc, argument.getArgNumber(), index, contiguous);
         };
-        SmallVector<SmallVector<Value>> results(kernel.outputs.size());
+        SmallVector<SmallVector<Value>> results(outputs.size());
         SmallVector<SmallVector<Value>> laneIndices;
         for (int64_t lane = 0; lane < width; ++lane) {
           SmallVector<Value> index;
@@ -136,40 +130,97 @@ FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
           }
           lanes.beginLane(lane);
           emitter.beginElement(index);
-          for (auto [r, value] : llvm::enumerate(yield.getValues())) {
-            FailureOr<Value> scalar = emitter.at(value, index);
+          for (auto [i, r] : llvm::enumerate(group.results)) {
+            FailureOr<Value> scalar = emitter.at(yield.getOperand(r), index);
             if (failed(scalar)) {
               status = failure();
               scf::YieldOp::create(lb, loc);
               return;
             }
-            results[r].push_back(*scalar);
+            results[i].push_back(*scalar);
           }
           laneIndices.push_back(index);
         }
-        for (auto [r, output] : llvm::enumerate(kernel.outputs)) {
-          if (flatOutputs[r]) {
+        for (auto [i, output] : llvm::enumerate(outputs)) {
+          if (flatOutputs[i]) {
             Value vector = vector::FromElementsOp::create(
-                b, loc, VectorType::get({width}, results[r][0].getType()),
-                results[r]);
+                b, loc, VectorType::get({width}, results[i][0].getType()),
+                results[i]);
             vector::StoreOp::create(
-                b, loc, vector, flatOutputs[r], ValueRange{base},
+                b, loc, vector, flatOutputs[i], ValueRange{base},
                 /*nontemporal=*/false,
-                laneAlignment(results[r][0].getType(), width));
+                laneAlignment(results[i][0].getType(), width));
             continue;
           }
           for (int64_t l = 0; l < width; ++l)
-            memref::StoreOp::create(b, loc, results[r][l], output,
+            memref::StoreOp::create(b, loc, results[i][l], output,
                                     laneIndices[l]);
         }
         scf::YieldOp::create(lb, loc);
       });
-  (void)body;
-  gpu::ReturnOp::create(b, loc);
-  if (failed(status)) {
-    kernel.function.erase();
-    return failure();
+  return status;
+}
+
+} // namespace
+
+/// Loop fusion: a grid-stride loop over the elements, `width` consecutive
+/// elements per iteration (8 when every tensor is 16-bit, else 4). Results
+/// are written as one vector per iteration; an input is read as one vector
+/// wherever the element walk reaches it through index maps that keep the
+/// lanes consecutive and aligned (the same shape; a transpose keeping the
+/// last dimension; a slice, pad or concat with edges at multiples of the
+/// width; a reshape whose last extents are multiples of it; a broadcast
+/// along the rows), else element by element. Results of several shapes (a
+/// horizontal fusion, genesis-horizontal-loop-fusion) are computed by one
+/// such loop per shape, each over its own range of the kernel's blocks.
+FailureOr<GpuKernel> emitLoopFusion(FusionOp fusion, StringRef name,
+                                    OpBuilder &moduleBuilder) {
+  Location loc = fusion.getLoc();
+  SmallVector<LoopGroup> groups;
+  int64_t blocks = 0;
+  for (auto [r, type] : llvm::enumerate(fusion.getResultTypes())) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(type).getShape();
+    auto it = llvm::find_if(
+        groups, [&](const LoopGroup &g) { return ArrayRef(g.shape) == shape; });
+    if (it == groups.end()) {
+      groups.emplace_back();
+      it = std::prev(groups.end());
+      it->shape = llvm::to_vector(shape);
+    }
+    it->results.push_back(static_cast<unsigned>(r));
   }
+  for (LoopGroup &group : groups) {
+    int64_t n = numel(group.shape);
+    group.width = laneWidthOf(fusion, n);
+    group.grid = std::min(ceilDiv(n / group.width, kLoopBlock), kMaxGridBlocks);
+    group.firstBlock = blocks;
+    blocks += std::max<int64_t>(group.grid, 1);
+  }
+  GpuKernel kernel =
+      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+                      fusion.getResultTypes());
+  setLaunch(kernel, blocks, kLoopBlock);
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
+  IndexMath im{b, loc};
+  Value block = im.blockId();
+  for (const LoopGroup &group : groups) {
+    OpBuilder::InsertionGuard guard(b);
+    if (groups.size() > 1) {
+      Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          block, im.c(group.firstBlock));
+      Value before = im.lt(block, im.c(group.firstBlock + group.grid));
+      auto mine = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, after, before),
+          /*withElse=*/false);
+      b.setInsertionPointToStart(&mine.getThenRegion().front());
+    }
+    if (failed(emitLoopGroup(b, loc, kernel, fusion.getBody().front(), group,
+                             block))) {
+      kernel.function.erase();
+      return failure();
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
   return kernel;
 }
 

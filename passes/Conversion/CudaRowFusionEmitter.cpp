@@ -24,6 +24,98 @@
 using namespace mlir;
 
 namespace genesis::cuda {
+
+SmallVector<Type> rowReductionBuffers(MLIRContext *context, Block &body,
+                                      int64_t warps) {
+  SmallVector<Type> buffers;
+  for (Operation &op : body)
+    if (isa<ReduceSumOp, ReduceMaxOp>(op))
+      buffers.push_back(workgroupBuffer(context, warps,
+                                        isa<ReduceMaxOp>(op)
+                                            ? Type(Float32Type::get(context))
+                                            : Type(Float64Type::get(context))));
+  return buffers;
+}
+
+FailureOr<RowElements> emitRowReductions(OpBuilder &b, Location loc,
+                                         Block &body, ElementEmitter &emitter,
+                                         ValueRange rowIndex, Value thread,
+                                         int64_t threads, int64_t columns,
+                                         ArrayRef<Value> shareds) {
+  IndexMath im{b, loc};
+  Type element = b.getF32Type(), wide = b.getF64Type();
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isa<ReduceSumOp, ReduceMaxOp>(op))
+      reductions.push_back(&op);
+  int64_t perThread = ceilDiv(columns, threads), warps = threads / kWarp;
+  RowElements row;
+  for (int64_t k = 0; k < perThread; ++k) {
+    Value c = im.add(thread, im.c(k * threads));
+    Value in = im.lt(c, im.c(columns));
+    // Columns past the row compute at column 0 (always valid), masked out.
+    SmallVector<Value> index(rowIndex);
+    index.push_back(arith::SelectOp::create(b, loc, in, c, im.c(0)));
+    row.indices.push_back(index);
+    row.inside.push_back(in);
+  }
+  // A reduction's stage: how many block reductions must precede it. The
+  // reductions of one stage share one barrier.
+  llvm::DenseMap<Value, int64_t> depth;
+  SmallVector<SmallVector<Operation *>> stages;
+  for (Operation &op : body.without_terminator()) {
+    int64_t deepest = 0;
+    for (Value operand : op.getOperands())
+      deepest = std::max(deepest, depth.lookup(operand));
+    if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
+      if (static_cast<int64_t>(stages.size()) <= deepest)
+        stages.resize(deepest + 1);
+      stages[deepest].push_back(&op);
+      ++deepest;
+    }
+    depth[op.getResult(0)] = deepest;
+  }
+  row.saved.resize(perThread);
+  for (ArrayRef<Operation *> stage : stages) {
+    SmallVector<Value> partials, identities, stageShareds;
+    SmallVector<bool> maxes;
+    for (Operation *reduction : stage) {
+      bool max = isa<ReduceMaxOp>(reduction);
+      Type accumulator = max ? element : wide;
+      identities.push_back(arith::ConstantOp::create(
+          b, loc, accumulator,
+          b.getFloatAttr(accumulator, max ? -INFINITY : 0.0)));
+      partials.push_back(identities.back());
+      maxes.push_back(max);
+      stageShareds.push_back(
+          shareds[llvm::find(reductions, reduction) - reductions.begin()]);
+    }
+    for (int64_t k = 0; k < perThread; ++k) {
+      emitter.resumeElement(row.saved[k], row.indices[k]);
+      for (auto [i, reduction] : llvm::enumerate(stage)) {
+        FailureOr<Value> x =
+            emitter.at(reduction->getOperand(0), row.indices[k]);
+        if (failed(x))
+          return failure();
+        Value term =
+            maxes[i] ? *x : arith::ExtFOp::create(b, loc, wide, *x).getResult();
+        partials[i] = combineMaxOrSum(
+            b, loc, partials[i],
+            arith::SelectOp::create(b, loc, row.inside[k], term, identities[i]),
+            maxes[i]);
+      }
+      row.saved[k] = emitter.saveElement();
+    }
+    SmallVector<Value> totals =
+        blockAllReduceEach(b, loc, partials, stageShareds, maxes, warps);
+    for (auto [reduction, total, max] : llvm::zip(stage, totals, maxes))
+      emitter.given[reduction->getResult(0)] =
+          max ? total
+              : arith::TruncFOp::create(b, loc, element, total).getResult();
+  }
+  return row;
+}
+
 /// A row fusion (rowFusionShape): a block per row of T threads (a multiple
 /// of 32, at most 1024), thread t taking columns t, t + T, ... . The
 /// reductions run in stages by dependency depth (a stage's reductions need
@@ -42,24 +134,14 @@ FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
   MLIRContext *context = fusion.getContext();
   Block &body = fusion.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());
-  SmallVector<Operation *> reductions;
-  for (Operation &op : body)
-    if (isa<ReduceSumOp, ReduceMaxOp>(op))
-      reductions.push_back(&op);
-  Type element = Float32Type::get(context);
-  Type wide = Float64Type::get(context);
   int64_t columns = rowType.back();
   SmallVector<int64_t> rowShape(rowType.drop_back());
   int64_t rows = numel(rowShape);
   int64_t threads = rowBlockThreads(columns);
   int64_t perThread = ceilDiv(columns, threads), warps = threads / kWarp;
-  SmallVector<Type> workgroup;
-  for (Operation *reduction : reductions)
-    workgroup.push_back(workgroupBuffer(
-        context, warps, isa<ReduceMaxOp>(reduction) ? element : wide));
-  GpuKernel kernel =
-      createGpuKernel(moduleBuilder, loc, name, fusion.getInputs().getTypes(),
-                      fusion.getResultTypes(), workgroup);
+  GpuKernel kernel = createGpuKernel(
+      moduleBuilder, loc, name, fusion.getInputs().getTypes(),
+      fusion.getResultTypes(), rowReductionBuffers(context, body, warps));
   setLaunch(kernel, rows, threads);
   // A full SM of blocks (2048 threads, so 32 registers a thread; at most 32
   // blocks) keeps other rows' loads in flight while a block waits at its
@@ -79,74 +161,18 @@ FailureOr<GpuKernel> emitRowFusion(FusionOp fusion, ArrayRef<int64_t> rowType,
   ElementEmitter emitter(b, loc, kernel.inputs, "genesis-lower-cuda");
   Value thread = im.threadId();
   SmallVector<Value> rowIndex = im.delinearize(im.blockId(), rowShape);
-  SmallVector<SmallVector<Value>> indices;
-  SmallVector<Value> inside;
-  for (int64_t k = 0; k < perThread; ++k) {
-    Value c = im.add(thread, im.c(k * threads));
-    Value in = im.lt(c, im.c(columns));
-    // Columns past the row compute at column 0 (always valid), masked out.
-    SmallVector<Value> index(rowIndex);
-    index.push_back(arith::SelectOp::create(b, loc, in, c, im.c(0)));
-    indices.push_back(index);
-    inside.push_back(in);
-  }
   auto fail = [&] {
     kernel.function.erase();
     return failure();
   };
-  // A reduction's stage: how many block reductions must precede it. The
-  // reductions of one stage share one barrier.
-  llvm::DenseMap<Value, int64_t> depth;
-  SmallVector<SmallVector<Operation *>> stages;
-  for (Operation &op : body.without_terminator()) {
-    int64_t deepest = 0;
-    for (Value operand : op.getOperands())
-      deepest = std::max(deepest, depth.lookup(operand));
-    if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
-      if (static_cast<int64_t>(stages.size()) <= deepest)
-        stages.resize(deepest + 1);
-      stages[deepest].push_back(&op);
-      ++deepest;
-    }
-    depth[op.getResult(0)] = deepest;
-  }
-  SmallVector<llvm::DenseMap<Value, Value>> saved(perThread);
-  for (ArrayRef<Operation *> stage : stages) {
-    SmallVector<Value> partials, identities, shareds;
-    SmallVector<bool> maxes;
-    for (Operation *reduction : stage) {
-      bool max = isa<ReduceMaxOp>(reduction);
-      Type accumulator = max ? element : wide;
-      identities.push_back(arith::ConstantOp::create(
-          b, loc, accumulator,
-          b.getFloatAttr(accumulator, max ? -INFINITY : 0.0)));
-      partials.push_back(identities.back());
-      maxes.push_back(max);
-      shareds.push_back(kernel.workgroup[llvm::find(reductions, reduction) -
-                                         reductions.begin()]);
-    }
-    for (int64_t k = 0; k < perThread; ++k) {
-      emitter.resumeElement(saved[k], indices[k]);
-      for (auto [i, reduction] : llvm::enumerate(stage)) {
-        FailureOr<Value> x = emitter.at(reduction->getOperand(0), indices[k]);
-        if (failed(x))
-          return fail();
-        Value term =
-            maxes[i] ? *x : arith::ExtFOp::create(b, loc, wide, *x).getResult();
-        partials[i] = combineMaxOrSum(
-            b, loc, partials[i],
-            arith::SelectOp::create(b, loc, inside[k], term, identities[i]),
-            maxes[i]);
-      }
-      saved[k] = emitter.saveElement();
-    }
-    SmallVector<Value> totals =
-        blockAllReduceEach(b, loc, partials, shareds, maxes, warps);
-    for (auto [reduction, total, max] : llvm::zip(stage, totals, maxes))
-      emitter.given[reduction->getResult(0)] =
-          max ? total
-              : arith::TruncFOp::create(b, loc, element, total).getResult();
-  }
+  FailureOr<RowElements> row =
+      emitRowReductions(b, loc, body, emitter, rowIndex, thread, threads,
+                        columns, kernel.workgroup);
+  if (failed(row))
+    return fail();
+  SmallVector<SmallVector<Value>> &indices = row->indices;
+  SmallVector<Value> &inside = row->inside;
+  SmallVector<llvm::DenseMap<Value, Value>> &saved = row->saved;
   auto storeIf = [&](Value condition, ArrayRef<Value> scalars,
                      ArrayRef<Value> outputs, ValueRange index) {
     auto store = scf::IfOp::create(b, loc, condition, /*withElse=*/false);

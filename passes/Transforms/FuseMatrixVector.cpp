@@ -122,9 +122,33 @@ FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   return fusion;
 }
 
-/// Replaces `group` and `epilogue` (null: none) by one fusion in the first
-/// product's place (Passes.td).
-void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
+/// The fusion computing `group`'s lhs (through reshapes outside fusions)
+/// right before the group (only reshapes and constants between), which each
+/// block of the kernel can compute (gemvPrologue) and none of whose results
+/// `epilogue` reads; else null.
+FusionOp prologueOf(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
+  Value source = group.front().getLhs();
+  while (auto reshape = source.getDefiningOp<ReshapeOp>())
+    source = reshape.getOperand();
+  auto fusion = source.getDefiningOp<FusionOp>();
+  if (!fusion || fusion->getBlock() != group.front()->getBlock() ||
+      nextWork(fusion) != group.front().getOperation() ||
+      !gemvPrologue(fusion, cast<OpResult>(source).getResultNumber(),
+                    cast<RankedTensorType>(group.front().getLhs().getType())))
+    return {};
+  if (epilogue && llvm::any_of(epilogue.getInputs(), [&](Value input) {
+        while (auto reshape = input.getDefiningOp<ReshapeOp>())
+          input = reshape.getOperand();
+        return input.getDefiningOp() == fusion.getOperation();
+      }))
+    return {};
+  return fusion;
+}
+
+/// Replaces `group`, `prologue` and `epilogue` (null: none) by one fusion
+/// in the first product's place (Passes.td).
+void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp prologue,
+          FusionOp epilogue) {
   LLVM_DEBUG(llvm::dbgs() << "fusing " << group.size()
                           << " matrix-vector products at "
                           << group.front().getLoc() << "\n");
@@ -141,9 +165,13 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
     inputLocations.push_back(value.getLoc());
     return static_cast<unsigned>(inputs.size() - 1);
   };
+  if (prologue)
+    for (Value input : prologue.getInputs())
+      inputIndex(input);
   for (LibraryCallOp call : group)
     for (Value operand : call->getOperands())
-      inputIndex(operand);
+      if (!prologue || operand != group.front().getLhs())
+        inputIndex(operand);
   if (epilogue)
     for (Value input : epilogue.getInputs())
       if (!productBehind(input, group))
@@ -155,7 +183,8 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
                                      result.getUsers().end());
     while (!pending.empty()) {
       Operation *user = pending.pop_back_val();
-      if (epilogue && user == epilogue.getOperation())
+      if ((epilogue && user == epilogue.getOperation()) ||
+          (prologue && llvm::is_contained(group, user)))
         continue;
       if (auto reshape = dyn_cast<ReshapeOp>(user)) {
         llvm::append_range(pending, reshape->getUsers());
@@ -166,6 +195,10 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
     return false;
   };
   SmallVector<Value> replaced;
+  if (prologue)
+    for (Value result : prologue.getResults())
+      if (usedOutside(result))
+        replaced.push_back(result);
   for (LibraryCallOp call : group)
     if (!epilogue || usedOutside(call.getResult()))
       replaced.push_back(call.getResult());
@@ -173,6 +206,8 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
     llvm::append_range(replaced, epilogue.getResults());
   SmallVector<Location> locations;
   SmallVector<Type> resultTypes;
+  if (prologue)
+    locations.push_back(prologue.getLoc());
   for (LibraryCallOp call : group)
     locations.push_back(call.getLoc());
   if (epilogue)
@@ -189,11 +224,25 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
   IRMapping mapping;
   for (auto [input, argument] : llvm::zip(inputs, body->getArguments()))
     mapping.map(input, argument);
+  if (prologue) {
+    // The prologue nested whole; the products read its result reshaped.
+    Operation *nested = inside.clone(*prologue, mapping);
+    Value lhs = group.front().getLhs(), source = lhs;
+    while (auto reshape = source.getDefiningOp<ReshapeOp>())
+      source = reshape.getOperand();
+    Value computed =
+        nested->getResult(cast<OpResult>(source).getResultNumber());
+    if (computed.getType() != lhs.getType())
+      computed =
+          ReshapeOp::create(inside, lhs.getLoc(), lhs.getType(), computed);
+    mapping.map(lhs, computed);
+  }
   for (LibraryCallOp call : group)
     inside.clone(*call, mapping);
   SmallVector<Value> yields;
   for (Value value : replaced)
-    if (value.getDefiningOp<LibraryCallOp>())
+    if (value.getDefiningOp<LibraryCallOp>() ||
+        (prologue && value.getDefiningOp() == prologue.getOperation()))
       yields.push_back(mapping.lookup(value));
   if (epilogue) {
     Block &epilogueBody = epilogue.getBody().front();
@@ -217,34 +266,56 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
       yields.push_back(epilogueMapping.lookup(value));
   }
   YieldOp::create(inside, group.front().getLoc(), yields);
-  for (auto [value, result] : llvm::zip(replaced, fusion.getResults()))
-    value.replaceAllUsesWith(result);
-  // The epilogue first, then the reshapes of the products' results no one
-  // reads any more (chains of them, in any order), then the products, which
-  // nothing reads now.
+  // The reshapes of the products' and the prologue's results (chains of
+  // them), found before their sources are replaced.
   SmallVector<Operation *> reshapes;
   SmallVector<Value> pending;
   for (LibraryCallOp call : group)
     pending.push_back(call.getResult());
+  if (prologue)
+    llvm::append_range(pending, prologue.getResults());
   while (!pending.empty())
     for (Operation *user : pending.pop_back_val().getUsers())
       if (isa<ReshapeOp>(user) && !llvm::is_contained(reshapes, user)) {
         reshapes.push_back(user);
         pending.push_back(user->getResult(0));
       }
+  for (auto [value, result] : llvm::zip(replaced, fusion.getResults()))
+    value.replaceAllUsesWith(result);
+  // The reshapes no one reads any more (in any order).
+  auto eraseUnusedReshapes = [&] {
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation *&reshape : reshapes)
+        if (reshape && reshape->use_empty()) {
+          reshape->erase();
+          reshape = nullptr;
+          erased = true;
+        }
+    }
+  };
+  // The epilogue, the reshapes of the products' results it read, the
+  // products, the reshapes of the prologue's results they read, then the
+  // prologue: each when nothing reads it any more.
   if (epilogue)
     epilogue.erase();
-  for (bool erased = true; erased;) {
-    erased = false;
-    for (Operation *&reshape : reshapes)
-      if (reshape && reshape->use_empty()) {
-        reshape->erase();
-        reshape = nullptr;
-        erased = true;
-      }
-  }
+  eraseUnusedReshapes();
   for (LibraryCallOp call : llvm::reverse(group))
     call.erase();
+  eraseUnusedReshapes();
+  if (prologue)
+    prologue.erase();
+  // A prologue's reshapes still read elsewhere now read the fusion's
+  // results: after it, in their order.
+  llvm::erase(reshapes, nullptr);
+  llvm::sort(reshapes,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *last = fusion;
+  for (Operation *reshape : reshapes)
+    if (reshape->isBeforeInBlock(fusion)) {
+      reshape->moveAfter(last);
+      last = reshape;
+    }
 }
 
 struct GenesisFuseMatrixVectorPass
@@ -262,11 +333,12 @@ struct GenesisFuseMatrixVectorPass
           continue;
         SmallVector<LibraryCallOp> group = siblingProducts(call);
         FusionOp epilogue = epilogueOf(group);
-        if (group.size() == 1 && !epilogue)
+        FusionOp prologue = prologueOf(group, epilogue);
+        if (group.size() == 1 && !epilogue && !prologue)
           continue;
         // Resumes after the fusion, which takes the first product's place.
-        Operation *previous = op->getPrevNode();
-        fuse(group, epilogue);
+        Operation *previous = (prologue ? prologue : op)->getPrevNode();
+        fuse(group, prologue, epilogue);
         op = previous ? previous->getNextNode() : &block->front();
       }
     });

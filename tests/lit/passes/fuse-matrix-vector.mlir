@@ -132,3 +132,109 @@ func.func @dead_reshapes(%x: tensor<1x32xf32>, %w: tensor<40x32xf32>, %v: tensor
   }
   return %0 : tensor<40xf32>
 }
+
+// -----
+
+// A decode layer's residual add and RMSNorm (a row fusion) computes the q,
+// k and v projections' lhs: it joins nested whole as the prologue; the
+// residual sum it yields is still read (returned), so the fusion yields it
+// beside the products; the reshape between them goes inside.
+// CHECK-LABEL: func.func @norm_prologue(
+// CHECK: %[[F:.+]]:3 = genesis.fusion %arg0, %arg1, %arg2, %arg3, %arg4 : (tensor<1x1x64xbf16>, tensor<1x1x64xbf16>, tensor<64xbf16>, tensor<64x64xbf16>, tensor<16x64xbf16>) -> (tensor<1x1x64xbf16>, tensor<1x64xbf16>, tensor<1x16xbf16>)
+// CHECK: %[[P:.+]]:2 = genesis.fusion %arg5, %arg6, %arg7
+// CHECK: genesis.reduce_sum
+// CHECK: %[[L:.+]] = genesis.reshape %[[P]]#1 : tensor<1x1x64xbf16> -> tensor<1x64xbf16>
+// CHECK: genesis.library_call none %[[L]], %arg8
+// CHECK: genesis.library_call none %[[L]], %arg9
+// CHECK: genesis.yield %[[P]]#0,
+// CHECK-NOT: genesis.fusion
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2
+func.func @norm_prologue(%x: tensor<1x1x64xbf16>, %d: tensor<1x1x64xbf16>, %g: tensor<64xbf16>, %wq: tensor<64x64xbf16>, %wk: tensor<16x64xbf16>) -> (tensor<1x1x64xbf16>, tensor<1x64xbf16>, tensor<1x16xbf16>) {
+  %n:2 = genesis.fusion %x, %d, %g : (tensor<1x1x64xbf16>, tensor<1x1x64xbf16>, tensor<64xbf16>) -> (tensor<1x1x64xbf16>, tensor<1x1x64xbf16>) {
+  ^bb0(%a: tensor<1x1x64xbf16>, %b: tensor<1x1x64xbf16>, %c: tensor<64xbf16>):
+    %0 = genesis.cast %a : tensor<1x1x64xbf16> to tensor<1x1x64xf32>
+    %1 = genesis.cast %b : tensor<1x1x64xbf16> to tensor<1x1x64xf32>
+    %2 = genesis.add %0, %1 : tensor<1x1x64xf32>
+    %3 = genesis.cast %2 : tensor<1x1x64xf32> to tensor<1x1x64xbf16>
+    %4 = genesis.cast %3 : tensor<1x1x64xbf16> to tensor<1x1x64xf32>
+    %5 = genesis.mul %4, %4 : tensor<1x1x64xf32>
+    %6 = genesis.reduce_sum %5 dims [2] keepdim : tensor<1x1x64xf32>
+    %7 = genesis.rsqrt %6 : tensor<1x1x1xf32>
+    %8 = genesis.broadcast_in_dim %7, [0, 1, 2] : tensor<1x1x1xf32> -> tensor<1x1x64xf32>
+    %9 = genesis.mul %4, %8 : tensor<1x1x64xf32>
+    %10 = genesis.cast %c : tensor<64xbf16> to tensor<64xf32>
+    %11 = genesis.broadcast_in_dim %10, [2] : tensor<64xf32> -> tensor<1x1x64xf32>
+    %12 = genesis.mul %9, %11 : tensor<1x1x64xf32>
+    %13 = genesis.cast %12 : tensor<1x1x64xf32> to tensor<1x1x64xbf16>
+    genesis.yield %3, %13 : tensor<1x1x64xbf16>, tensor<1x1x64xbf16>
+  }
+  %l = genesis.reshape %n#1 : tensor<1x1x64xbf16> -> tensor<1x64xbf16>
+  %q = genesis.library_call none %l, %wq transpose_rhs : (tensor<1x64xbf16>, tensor<64x64xbf16>) -> tensor<1x64xbf16>
+  %k = genesis.library_call none %l, %wk transpose_rhs : (tensor<1x64xbf16>, tensor<16x64xbf16>) -> tensor<1x16xbf16>
+  return %n#0, %q, %k : tensor<1x1x64xbf16>, tensor<1x64xbf16>, tensor<1x16xbf16>
+}
+
+// -----
+
+// An elementwise prologue (attention's output cast to the weights' type)
+// joins a lone product, whose fusion then yields the product only; the
+// lhs's reshape, also read elsewhere, reads the fusion's result after it.
+// CHECK-LABEL: func.func @cast_prologue(
+// CHECK: %[[F:.+]]:2 = genesis.fusion %arg0, %arg1 : (tensor<1x2x1x32xf32>, tensor<64x64xbf16>) -> (tensor<1x2x1x32xbf16>, tensor<1x64xbf16>)
+// CHECK: genesis.fusion %arg2
+// CHECK: genesis.cast
+// CHECK: genesis.library_call none
+// CHECK: %[[R:.+]] = genesis.reshape %[[F]]#0 : tensor<1x2x1x32xbf16> -> tensor<1x64xbf16>
+// CHECK: return %[[F]]#1, %[[R]]
+func.func @cast_prologue(%a: tensor<1x2x1x32xf32>, %w: tensor<64x64xbf16>) -> (tensor<1x64xbf16>, tensor<1x64xbf16>) {
+  %c = genesis.fusion %a : (tensor<1x2x1x32xf32>) -> tensor<1x2x1x32xbf16> {
+  ^bb0(%x: tensor<1x2x1x32xf32>):
+    %0 = genesis.cast %x : tensor<1x2x1x32xf32> to tensor<1x2x1x32xbf16>
+    genesis.yield %0 : tensor<1x2x1x32xbf16>
+  }
+  %l = genesis.reshape %c : tensor<1x2x1x32xbf16> -> tensor<1x64xbf16>
+  %y = genesis.library_call none %l, %w transpose_rhs : (tensor<1x64xbf16>, tensor<64x64xbf16>) -> tensor<1x64xbf16>
+  return %y, %l : tensor<1x64xbf16>, tensor<1x64xbf16>
+}
+
+// -----
+
+// Not a prologue: work between the fusion and the product; an lhs over
+// kMaxGemvPrologueBytes (8 x 1600 f32, 51 KB); an epilogue reading the
+// prologue's other result.
+// CHECK-LABEL: func.func @no_prologue(
+// CHECK: genesis.fusion %arg0
+// CHECK: genesis.neg
+// CHECK: genesis.library_call none
+// CHECK: genesis.fusion %arg3
+// CHECK: genesis.library_call none
+// CHECK: %[[P:.+]]:2 = genesis.fusion %arg0
+// CHECK: genesis.fusion {{.+}}%[[P]]#1
+func.func @no_prologue(%x: tensor<1x64xf32>, %w: tensor<64x64xf32>, %y: tensor<1x64xf32>, %big: tensor<8x1600xf32>, %wb: tensor<16x1600xf32>) -> (tensor<1x64xf32>, tensor<1x64xf32>, tensor<8x16xf32>, tensor<1x64xf32>) {
+  %0 = genesis.fusion %x : (tensor<1x64xf32>) -> tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>):
+    %1 = genesis.exp %a : tensor<1x64xf32>
+    genesis.yield %1 : tensor<1x64xf32>
+  }
+  %n = genesis.neg %y : tensor<1x64xf32>
+  %p = genesis.library_call none %0, %w transpose_rhs : (tensor<1x64xf32>, tensor<64x64xf32>) -> tensor<1x64xf32>
+  %1 = genesis.fusion %big : (tensor<8x1600xf32>) -> tensor<8x1600xf32> {
+  ^bb0(%a: tensor<8x1600xf32>):
+    %2 = genesis.exp %a : tensor<8x1600xf32>
+    genesis.yield %2 : tensor<8x1600xf32>
+  }
+  %q = genesis.library_call none %1, %wb transpose_rhs : (tensor<8x1600xf32>, tensor<16x1600xf32>) -> tensor<8x16xf32>
+  %2:2 = genesis.fusion %x : (tensor<1x64xf32>) -> (tensor<1x64xf32>, tensor<1x64xf32>) {
+  ^bb0(%a: tensor<1x64xf32>):
+    %3 = genesis.exp %a : tensor<1x64xf32>
+    %4 = genesis.neg %a : tensor<1x64xf32>
+    genesis.yield %3, %4 : tensor<1x64xf32>, tensor<1x64xf32>
+  }
+  %r = genesis.library_call none %2#0, %w transpose_rhs : (tensor<1x64xf32>, tensor<64x64xf32>) -> tensor<1x64xf32>
+  %3 = genesis.fusion %r, %2#1 : (tensor<1x64xf32>, tensor<1x64xf32>) -> tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>, %b: tensor<1x64xf32>):
+    %4 = genesis.add %a, %b : tensor<1x64xf32>
+    genesis.yield %4 : tensor<1x64xf32>
+  }
+  return %p, %n, %q, %3 : tensor<1x64xf32>, tensor<1x64xf32>, tensor<8x16xf32>, tensor<1x64xf32>
+}

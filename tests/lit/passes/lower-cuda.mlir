@@ -29,6 +29,36 @@ func.func @f(%a: tensor<64x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> 
 
 // -----
 
+// A horizontal loop fusion (genesis-horizontal-loop-fusion): results of two
+// shapes, each computed by its own grid-stride loop over its own range of
+// blocks: [4, 64] (64 iterations of 4, one block) in block 0, [2, 1024, 64]
+// (32768 iterations of 4: 128 blocks) in blocks 1-128.
+// CHECK-LABEL: func.func @horizontal(
+// CHECK: genesis.launch = #genesis.launch<grid = [129, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @horizontal_fusion0(
+// CHECK: %[[BLOCK:.+]] = gpu.block_id  x
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK: arith.cmpi uge, %[[BLOCK]], %c1
+// CHECK: arith.cmpi ult, %[[BLOCK]], %c129
+// CHECK: scf.if
+// CHECK: arith.subi %[[BLOCK]], %c1
+// CHECK: scf.for
+// CHECK: arith.maximumf
+func.func @horizontal(%q: tensor<4x64xf32>, %k: tensor<2x1x64xf32>, %c: tensor<2x1024x64xf32>) -> (tensor<4x64xf32>, tensor<2x1024x64xf32>) {
+  %r:2 = genesis.fusion %q, %k, %c : (tensor<4x64xf32>, tensor<2x1x64xf32>, tensor<2x1024x64xf32>) -> (tensor<4x64xf32>, tensor<2x1024x64xf32>) {
+  ^bb0(%x: tensor<4x64xf32>, %y: tensor<2x1x64xf32>, %z: tensor<2x1024x64xf32>):
+    %0 = genesis.exp %x : tensor<4x64xf32>
+    %1 = genesis.broadcast_in_dim %y, [0, 1, 2] : tensor<2x1x64xf32> -> tensor<2x1024x64xf32>
+    %2 = genesis.max %1, %z : tensor<2x1024x64xf32>
+    genesis.yield %0, %2 : tensor<4x64xf32>, tensor<2x1024x64xf32>
+  }
+  return %r#0, %r#1 : tensor<4x64xf32>, tensor<2x1024x64xf32>
+}
+
+// -----
+
 // A row reduction: a warp per row, 8 rows per block, a butterfly of xor
 // shuffles, lane 0 stores.
 // CHECK-LABEL: func.func @rows(
@@ -571,6 +601,54 @@ func.func @segments(%x: tensor<2x512xbf16>, %wg: tensor<64x512xbf16>, %wu: tenso
     genesis.yield %10, %3, %4, %5 : tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>
   }
   return %0#0, %0#1, %0#2, %0#3 : tensor<2x64xbf16>, tensor<2x96xbf16>, tensor<2x16xbf16>, tensor<2x16xbf16>
+}
+
+// -----
+
+// A matrix-vector fusion with a prologue (genesis-fuse-matrix-vector): the
+// residual add and RMSNorm of a token's 2 rows of 512. Every block
+// computes the lhs into shared memory (2 x 512 bf16), each row's sum of
+// squares as a block reduction (an f64 buffer per row), the first block
+// storing the residual sum; a barrier; then the product's warps read the
+// lhs from shared memory (64 columns, K split over 2 warps: 16 blocks).
+// CHECK-LABEL: func.func @prologue(
+// CHECK: genesis.fusion {{.+}}genesis.kernel = @prologue_gemv0, genesis.launch = #genesis.launch<grid = [16, 1, 1], block = [256, 1, 1], shared = 0>
+// CHECK: gpu.func @prologue_gemv0({{.+}}) workgroup(%{{.+}} : memref<16xf32, #gpu.address_space<workgroup>> {{.+}}, %[[LHS:.+]] : memref<1024xbf16, #gpu.address_space<workgroup>> {{.+}}, %{{.+}} : memref<8xf64, #gpu.address_space<workgroup>> {{.+}}, %{{.+}} : memref<8xf64, #gpu.address_space<workgroup>> {{.+}}) kernel
+// CHECK: arith.extf {{.+}} : f32 to f64
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.+}}, %[[LHS]]
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.+}}, %[[LHS]]
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[LHS]]
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @prologue(%x: tensor<2x512xbf16>, %d: tensor<2x512xbf16>, %g: tensor<512xbf16>, %w: tensor<64x512xbf16>) -> (tensor<2x512xbf16>, tensor<2x64xbf16>) {
+  %0:2 = genesis.fusion %x, %d, %g, %w : (tensor<2x512xbf16>, tensor<2x512xbf16>, tensor<512xbf16>, tensor<64x512xbf16>) -> (tensor<2x512xbf16>, tensor<2x64xbf16>) {
+  ^bb0(%a: tensor<2x512xbf16>, %b: tensor<2x512xbf16>, %c: tensor<512xbf16>, %e: tensor<64x512xbf16>):
+    %n:2 = genesis.fusion %a, %b, %c : (tensor<2x512xbf16>, tensor<2x512xbf16>, tensor<512xbf16>) -> (tensor<2x512xbf16>, tensor<2x512xbf16>) {
+    ^bb0(%p: tensor<2x512xbf16>, %q: tensor<2x512xbf16>, %r: tensor<512xbf16>):
+      %1 = genesis.cast %p : tensor<2x512xbf16> to tensor<2x512xf32>
+      %2 = genesis.cast %q : tensor<2x512xbf16> to tensor<2x512xf32>
+      %3 = genesis.add %1, %2 : tensor<2x512xf32>
+      %4 = genesis.cast %3 : tensor<2x512xf32> to tensor<2x512xbf16>
+      %5 = genesis.cast %4 : tensor<2x512xbf16> to tensor<2x512xf32>
+      %6 = genesis.mul %5, %5 : tensor<2x512xf32>
+      %7 = genesis.reduce_sum %6 dims [1] keepdim : tensor<2x512xf32>
+      %8 = genesis.rsqrt %7 : tensor<2x1xf32>
+      %9 = genesis.broadcast_in_dim %8, [0, 1] : tensor<2x1xf32> -> tensor<2x512xf32>
+      %10 = genesis.mul %5, %9 : tensor<2x512xf32>
+      %11 = genesis.cast %r : tensor<512xbf16> to tensor<512xf32>
+      %12 = genesis.broadcast_in_dim %11, [1] : tensor<512xf32> -> tensor<2x512xf32>
+      %13 = genesis.mul %10, %12 : tensor<2x512xf32>
+      %14 = genesis.cast %13 : tensor<2x512xf32> to tensor<2x512xbf16>
+      genesis.yield %4, %14 : tensor<2x512xbf16>, tensor<2x512xbf16>
+    }
+    %y = genesis.library_call none %n#1, %e transpose_rhs : (tensor<2x512xbf16>, tensor<64x512xbf16>) -> tensor<2x64xbf16>
+    genesis.yield %n#0, %y : tensor<2x512xbf16>, tensor<2x64xbf16>
+  }
+  return %0#0, %0#1 : tensor<2x512xbf16>, tensor<2x64xbf16>
 }
 
 // -----

@@ -680,6 +680,29 @@ TEST(CudaBackend, MatrixVectorProducts) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
+/// `tensor<AxBx...xf32>`.
+std::string f32Tensor(std::initializer_list<int64_t> shape) {
+  std::string text = "tensor<";
+  for (int64_t extent : shape)
+    text += std::to_string(extent) + "x";
+  return text + "f32>";
+}
+
+/// deviceError of a case whose kernels include a matrix-vector one
+/// (f_gemv...), checked against `precision`'s budget (f32: kF32); the error
+/// over the budget (negative: not run here).
+double gemvCaseError(const std::string &ir, uint64_t seed,
+                     const std::map<unsigned, HostArray> &weights,
+                     const char *precision, int64_t rows, int64_t depth) {
+  double tolerance = *precision ? toleranceFor(precision) : kF32;
+  double e =
+      deviceError(ir, seed, weights, {}, precision, tolerance, 0, "f_gemv");
+  if (e >= 0) {
+    EXPECT_LE(e, tolerance) << rows << "x" << depth;
+  }
+  return e / tolerance;
+}
+
 // genesis-fuse-matrix-vector: q, k and v projections (k and v of one column
 // count) and SwiGLU's gate and up projections of one token with
 // silu(gate) * up as the epilogue: one matrix-vector fusion of three
@@ -695,18 +718,14 @@ TEST(CudaBackend, MatrixVectorFusions) {
   double worst = -1;
   uint64_t seed = 551;
   for (const Case &c : cases) {
-    auto tensor = [](std::initializer_list<int64_t> shape) {
-      std::string text = "tensor<";
-      for (int64_t extent : shape)
-        text += std::to_string(extent) + "x";
-      return text + "f32>";
-    };
-    std::string x = tensor({c.rows, c.depth});
-    std::string wq = tensor({c.queries, c.depth}), bq = tensor({c.queries});
-    std::string wk = tensor({c.keys, c.depth});
-    std::string wh = tensor({c.hidden, c.depth});
-    std::string q = tensor({c.rows, c.queries}), k = tensor({c.rows, c.keys});
-    std::string h = tensor({c.rows, c.hidden});
+    std::string x = f32Tensor({c.rows, c.depth});
+    std::string wq = f32Tensor({c.queries, c.depth}),
+                bq = f32Tensor({c.queries});
+    std::string wk = f32Tensor({c.keys, c.depth});
+    std::string wh = f32Tensor({c.hidden, c.depth});
+    std::string q = f32Tensor({c.rows, c.queries}),
+                k = f32Tensor({c.rows, c.keys});
+    std::string h = f32Tensor({c.rows, c.hidden});
     std::string ir =
         "func.func @f(%x: " + x + ", %wq: " + wq + ", %bq: " + bq +
         ", %wk: " + wk + ", %wv: " + wk + ", %wg: " + wh + ", %wu: " + wh +
@@ -722,7 +741,6 @@ TEST(CudaBackend, MatrixVectorFusions) {
         "\n  %8 = genesis.mul %7, %6 : " + h +
         "\n  return %2, %3, %4, %8 : " + q + ", " + k + ", " + k + ", " + h +
         "\n}";
-    double tolerance = *c.precision ? toleranceFor(c.precision) : kF32;
     // Weights drawn as initialisers draw them (MatrixVectorProducts).
     double bound = 1.0 / std::sqrt(double(c.depth));
     std::map<unsigned, HostArray> weights;
@@ -731,13 +749,47 @@ TEST(CudaBackend, MatrixVectorFusions) {
     weights.emplace(4, uniformArray({c.keys, c.depth}, bound, seed + 3));
     weights.emplace(5, uniformArray({c.hidden, c.depth}, bound, seed + 4));
     weights.emplace(6, uniformArray({c.hidden, c.depth}, bound, seed + 5));
-    double e =
-        deviceError(ir, seed, weights, {}, c.precision, tolerance, 0, "f_gemv");
+    worst = std::max(
+        worst, gemvCaseError(ir, seed, weights, c.precision, c.rows, c.depth));
     seed += 10;
-    if (e >= 0) {
-      EXPECT_LE(e, tolerance) << c.rows << "x" << c.depth;
-    }
-    worst = std::max(worst, e / tolerance);
+  }
+  EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
+}
+
+// A residual add and RMSNorm computing two projections' lhs: the row
+// fusion is the matrix-vector kernel's prologue (genesis-fuse-matrix-vector),
+// computed by every block into shared memory, the first block storing the
+// residual sum, which is returned too. One row of 512 in bf16 (a decode
+// step's), three rows of 40 in f32.
+TEST(CudaBackend, MatrixVectorPrologues) {
+  struct Case {
+    int64_t rows, depth, queries, keys;
+    const char *precision;
+  };
+  const Case cases[] = {{1, 512, 256, 64, "bf16"}, {3, 40, 24, 8, ""}};
+  double worst = -1;
+  uint64_t seed = 771;
+  for (const Case &c : cases) {
+    std::string x = f32Tensor({c.rows, c.depth}), g = f32Tensor({c.depth});
+    std::string wq = f32Tensor({c.queries, c.depth});
+    std::string wk = f32Tensor({c.keys, c.depth});
+    std::string q = f32Tensor({c.rows, c.queries}),
+                k = f32Tensor({c.rows, c.keys});
+    std::string ir =
+        "func.func @f(%x: " + x + ", %d: " + x + ", %g: " + g + ", %wq: " + wq +
+        ", %wk: " + wk + ") -> (" + x + ", " + q + ", " + k + ") {\n" +
+        "  %h = genesis.add %x, %d : " + x +
+        "\n  %n = genesis.rms_norm %h, %g eps 1.0e-06 : " + x + ", " + g +
+        "\n  %q = genesis.matmul %n, %wq transpose_rhs : " + x + ", " + wq +
+        "\n  %k = genesis.matmul %n, %wk transpose_rhs : " + x + ", " + wk +
+        "\n  return %h, %q, %k : " + x + ", " + q + ", " + k + "\n}";
+    double bound = 1.0 / std::sqrt(double(c.depth));
+    std::map<unsigned, HostArray> weights;
+    weights.emplace(3, uniformArray({c.queries, c.depth}, bound, seed + 1));
+    weights.emplace(4, uniformArray({c.keys, c.depth}, bound, seed + 2));
+    worst = std::max(
+        worst, gemvCaseError(ir, seed, weights, c.precision, c.rows, c.depth));
+    seed += 10;
   }
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
