@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -99,6 +100,13 @@ GenerationSession::GenerationSession(Session session)
   expect(names::kPosition, plan::Role::Input, DType::I64, 0);
   expect(names::kLast, plan::Role::Input, DType::I64, 0);
   vocabSize_ = expect(names::kLogits, plan::Role::Output, DType::F32, 2)[1];
+  greedyDecode_ = std::find(functions.begin(), functions.end(),
+                            names::kDecodeGreedy) != functions.end();
+  if (greedyDecode_) {
+    expect(names::kSamplable, plan::Role::Input, DType::I64, 0);
+    expect(names::kNext, plan::Role::Output, DType::I64, 1);
+    expect(names::kBest, plan::Role::Output, DType::F32, 1);
+  }
 
   if (caches.empty() || caches.size() % 2 != 0)
     fail("it needs one key and one value cache buffer per layer ('" +
@@ -167,6 +175,29 @@ std::vector<float> GenerationSession::decode(int64_t token) {
   return logits;
 }
 
+int64_t GenerationSession::decodeGreedy(int64_t token, int64_t samplable) {
+  check({token});
+  if (!greedyDecode_)
+    throw Error("plan '" + session_.planName() + "' has no function '" +
+                names::kDecodeGreedy + "'");
+  if (samplable < 1 || samplable > vocabSize_)
+    throw Error("generation: " + std::to_string(samplable) +
+                " samplable tokens, expected 1 to the vocabulary's " +
+                std::to_string(vocabSize_));
+  std::map<std::string, HostArray> outputs = session_.run(
+      names::kDecodeGreedy,
+      {{names::kToken,
+        HostArray::fromValues(DType::I64, {1, 1}, std::vector<int64_t>{token})},
+       {names::kPosition, scalar(position_)},
+       {names::kSamplable, scalar(samplable)}});
+  ++position_;
+  float best = outputs.at(names::kBest).dataAs<float>()[0];
+  if (std::isnan(best) || std::isinf(best))
+    throw Error("sampling: the largest logit is " + std::to_string(best) +
+                " (a NaN or an infinite logit, or every logit -inf)");
+  return outputs.at(names::kNext).dataAs<int64_t>()[0];
+}
+
 GenerationResult generate(GenerationSession &session,
                           const std::vector<int64_t> &prompt,
                           text::Sampler &sampler,
@@ -188,9 +219,15 @@ GenerationResult generate(GenerationSession &session,
     sampler.observe(token);
   result.prefillSeconds = secondsSince(start);
 
+  // Greedy decoding without a repetition penalty picks each token on the
+  // device (decode_greedy): the same token the sampler picks from the
+  // logits, which then never cross to the host.
+  const text::SamplingOptions &sampling = sampler.options();
+  bool onDevice = options.greedyOnDevice && session.decodesGreedily() &&
+                  sampling.temperature == 0 && sampling.repetitionPenalty == 1;
   start = Clock::now();
+  int64_t token = sampler.sample(logits.data(), samplable);
   while (true) {
-    int64_t token = sampler.sample(logits.data(), samplable);
     result.tokens.push_back(token);
     if (onToken)
       onToken(token);
@@ -207,7 +244,13 @@ GenerationResult generate(GenerationSession &session,
       result.stopReason = StopReason::CacheFull;
       break;
     }
-    logits = session.decode(token);
+    if (onDevice) {
+      token = session.decodeGreedy(token, samplable);
+      sampler.observe(token);
+    } else {
+      logits = session.decode(token);
+      token = sampler.sample(logits.data(), samplable);
+    }
     ++result.decodeSteps;
   }
   result.decodeSeconds = secondsSince(start);

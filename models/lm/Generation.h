@@ -10,11 +10,17 @@
 //
 //   prefill(ids [1, P] i64, position [] i64, last [] i64) -> logits [1, vocab]
 //   decode(token [1, 1] i64, position [] i64)             -> logits [1, vocab]
+//   decode_greedy(token [1, 1] i64, position [] i64, samplable [] i64)
+//                                       -> next [1] i64, best [1] f32
 //
 // Each writes the keys and values of its tokens at positions position ..
 // position + S - 1 and returns the logits after token `last` (decode: its
 // only token). A prompt runs through prefill in chunks of P tokens, the last
-// chunk padded; each new token runs through decode.
+// chunk padded; each new token runs through decode, or, when decoding is
+// greedy, through decode_greedy, which picks the next token on the device
+// (the first largest of logits[0, samplable), and that logit) so that only
+// it crosses to the host. Plans made before decode_greedy existed lack it;
+// they decode through decode and the host's sampler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +47,10 @@ inline constexpr const char *kToken = "token";
 inline constexpr const char *kPosition = "position";
 inline constexpr const char *kLast = "last";
 inline constexpr const char *kLogits = "logits";
+inline constexpr const char *kDecodeGreedy = "decode_greedy";
+inline constexpr const char *kSamplable = "samplable";
+inline constexpr const char *kNext = "next";
+inline constexpr const char *kBest = "best";
 /// The prefix of the cache buffers' names.
 inline constexpr const char *kCachePrefix = "cache.";
 } // namespace names
@@ -83,6 +93,13 @@ public:
   std::vector<float> prefill(const std::vector<int64_t> &tokens);
   /// Runs one token; see prefill.
   std::vector<float> decode(int64_t token);
+  /// Whether the plan picks greedy tokens on the device (decode_greedy).
+  bool decodesGreedily() const { return greedyDecode_; }
+  /// Runs one token and returns the first id of the largest logit among
+  /// [0, samplable) (the host sampler's greedy choice) without copying the
+  /// logits to the host. Throws genesis::Error as decode does, and for
+  /// logits whose largest is NaN, +inf or -inf (the sampler refuses them).
+  int64_t decodeGreedy(int64_t token, int64_t samplable);
   /// Starts a new conversation (position 0). Stale cache rows need no
   /// clearing: every position is written before it is attended to.
   void reset() { position_ = 0; }
@@ -95,6 +112,7 @@ private:
   int64_t prefillLength_ = 0;
   int64_t vocabSize_ = 0;
   int64_t position_ = 0;
+  bool greedyDecode_ = false;
 };
 
 struct GenerateOptions {
@@ -105,6 +123,9 @@ struct GenerateOptions {
   /// Sample only ids below this (a tokenizer smaller than the model's
   /// vocabulary); 0 or more than the model's vocabulary: every id.
   int64_t samplableTokens = 0;
+  /// Greedy decoding without a repetition penalty picks tokens on the
+  /// device where the plan can (decode_greedy); false: on the host.
+  bool greedyOnDevice = true;
 };
 
 enum class StopReason { MaxNewTokens, StopToken, CacheFull };

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <optional>
 
 namespace genesis::lm {
@@ -156,6 +157,47 @@ DType storedDType(CausalLM &lm) {
   return stored.value_or(DType::F32);
 }
 
+namespace {
+
+/// Ids per chunk of greedyChoice's first maxima: a divisor of `vocab` in
+/// [256, 4096] (Qwen2's 151936 = 128 x 1187, GPT-2's 50257 = 29 x 1733),
+/// else 1024 with the logits padded to whole chunks.
+int64_t greedyChunk(int64_t vocab) {
+  for (int64_t chunk = 256; chunk <= 4096; ++chunk)
+    if (vocab % chunk == 0)
+      return chunk;
+  return 1024;
+}
+
+/// The greedy choice among `logits` [1, V] f32 restricted to ids below
+/// `samplable` (a scalar): the first id of the largest logit ([1] i64) and
+/// that logit ([1] f32), as the host sampler picks it. Computed as maxima,
+/// which a GPU reduces in parallel where an argmax scans a row serially:
+/// the largest logit, then the largest negated id holding it (ids are exact
+/// in f32 up to 2^24), each over chunks of ids first (a row per chunk; a
+/// padding's ids are never samplable), then over the chunks' maxima.
+std::pair<Tensor, Tensor> greedyChoice(const Tensor &logits,
+                                       const Tensor &samplable) {
+  Trace &trace = logits.trace();
+  int64_t vocab = logits.size(1), chunk = greedyChunk(vocab);
+  int64_t chunks = (vocab + chunk - 1) / chunk;
+  Shape chunked = {chunks, chunk};
+  Tensor padded = chunks * chunk == vocab
+                      ? logits
+                      : pad(logits, {0, 0}, {0, chunks * chunk - vocab});
+  Tensor ids = arange(trace, chunks * chunk, DType::F32).reshape(chunked);
+  Tensor minusInfinity = full(trace, chunked, -INFINITY);
+  Tensor candidates = where(lt(ids, samplable.to(DType::F32)),
+                            padded.reshape(chunked), minusInfinity);
+  Tensor best = amax(amax(candidates, {1}, /*keepdim=*/true), {0},
+                     /*keepdim=*/true);
+  Tensor holders = where(eq(candidates, best), -ids, minusInfinity);
+  Tensor first = -amax(amax(holders, {1}), {0}, /*keepdim=*/true);
+  return {first.to(DType::I64), best.reshape({1})};
+}
+
+} // namespace
+
 GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
   if (shape.maxLength < 1 || shape.maxLength > lm.maxPositions())
     throw Error("generation: the maximum length " +
@@ -170,10 +212,11 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
   traces.caches = std::make_unique<nn::KvCacheBuffers>(
       lm.numLayers(), /*batch=*/1, lm.numKvHeads(), shape.maxLength,
       lm.headDim(), storedDType(lm));
-  // Both functions bind the same parameter and cache names: the plan shares
-  // those tensors, and the cache outputs update them in place.
+  // The functions bind the same parameter and cache names: the plan shares
+  // those tensors, and the cache outputs update them in place. A greedy step
+  // returns the next token instead of the logits.
   auto traceStep = [&](Trace &trace, const char *idsName, int64_t tokens,
-                       bool lastInput) {
+                       bool lastInput, bool greedy) {
     // The model computes in f32 from weights stored in their own type.
     trace.bind_cast(lm.model(), DType::F32);
     trace.bind(*traces.caches, names::kCachePrefix);
@@ -181,9 +224,17 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
     Tensor position = trace.input(names::kPosition, DType::I64, {});
     Tensor last = lastInput ? trace.input(names::kLast, DType::I64, {})
                             : zeros(trace, {}, DType::I64);
+    Tensor samplable =
+        greedy ? trace.input(names::kSamplable, DType::I64, {}) : Tensor();
     std::vector<nn::KvCache> caches = traces.caches->caches();
-    trace.output(names::kLogits,
-                 lm.forward_cached(ids, position, last, caches));
+    Tensor logits = lm.forward_cached(ids, position, last, caches);
+    if (greedy) {
+      auto [next, best] = greedyChoice(logits, samplable);
+      trace.output(names::kNext, next);
+      trace.output(names::kBest, best);
+    } else {
+      trace.output(names::kLogits, logits);
+    }
     nn::Module::NamedParameters buffers = traces.caches->named_buffers();
     for (size_t i = 0; i < caches.size(); ++i) {
       trace.output(names::kCachePrefix + buffers[2 * i].first, caches[i].key);
@@ -193,9 +244,12 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
     trace.finish();
   };
   traces.prefill = std::make_unique<Trace>(names::kPrefill);
-  traceStep(*traces.prefill, names::kIds, shape.prefillLength, true);
+  traceStep(*traces.prefill, names::kIds, shape.prefillLength, true, false);
   traces.decode = std::make_unique<Trace>(names::kDecode, *traces.prefill);
-  traceStep(*traces.decode, names::kToken, 1, false);
+  traceStep(*traces.decode, names::kToken, 1, false, false);
+  traces.decodeGreedy =
+      std::make_unique<Trace>(names::kDecodeGreedy, *traces.prefill);
+  traceStep(*traces.decodeGreedy, names::kToken, 1, false, true);
   return traces;
 }
 
@@ -212,7 +266,8 @@ std::vector<uint8_t> compileGeneration(CausalLM &lm,
   GenerationTraces traces = traceGeneration(lm, shape);
   DiagnosticCapture capture(&traces.prefill->context());
   mlir::FailureOr<std::vector<uint8_t>> plan = compilePlan(
-      traces.prefill->module(), {names::kPrefill, names::kDecode}, options);
+      traces.prefill->module(),
+      {names::kPrefill, names::kDecode, names::kDecodeGreedy}, options);
   if (mlir::failed(plan))
     throw Error(capture.firstError("compiling the generation plan failed"));
   return std::move(*plan);

@@ -75,12 +75,14 @@ struct GenerationShape {
   int64_t prefillLength = 32;
 };
 
-/// @prefill and @decode (see Generation.h) traced into one module; `caches`
+/// @prefill, @decode and @decode_greedy (see Generation.h) traced into one
+/// module; `caches`
 /// holds the zero-filled cache buffers the traces bind as "cache.".
 struct GenerationTraces {
   std::unique_ptr<nn::KvCacheBuffers> caches;
   std::unique_ptr<Trace> prefill;
   std::unique_ptr<Trace> decode;
+  std::unique_ptr<Trace> decodeGreedy;
 };
 
 /// The type the floating parameters of `lm` are stored in: f32, bf16 or f16

@@ -127,6 +127,10 @@ static cl::opt<bool> printIds(
     "print-ids",
     cl::desc("Print each reply's new token ids to stderr (to compare with "
              "another system's ids)"));
+static cl::opt<bool> hostGreedy(
+    "host-greedy",
+    cl::desc("Greedy decoding picks each token on the host from the logits "
+             "(decode), not on the device (decode_greedy): to compare"));
 static cl::opt<bool>
     profile("profile",
             cl::desc("Print the decode function's slowest steps at the end"));
@@ -241,6 +245,7 @@ public:
             ? *config->maxNewTokens
             : maxNewTokens;
     options_.samplableTokens = tokenizer.vocabSize();
+    options_.greedyOnDevice = !hostGreedy;
     if (std::optional<int64_t> end = tokenizer.endOfTextId())
       options_.stopTokens.push_back(*end);
     if (config)
@@ -484,6 +489,8 @@ void printSlowestSteps(const Session &session, const std::string &function) {
   for (const StepTiming &step : session.stats().steps)
     if (step.function == function && step.calls > 0)
       steps.push_back(step);
+  if (steps.empty())
+    return; // not called
   std::sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) {
     return a.totalSeconds > b.totalSeconds;
   });
@@ -525,7 +532,9 @@ void generateWith(lm::GenerationSession &session,
   if (!chat) {
     conversation.complete(prompt);
     if (profile)
-      printSlowestSteps(session.session(), lm::names::kDecode);
+      for (const char *function :
+           {lm::names::kDecode, lm::names::kDecodeGreedy})
+        printSlowestSteps(session.session(), function);
     return;
   }
   std::fprintf(stderr, "chat (%s); one message per line, end with EOF\n",
@@ -670,7 +679,7 @@ int main(int argc, char **argv) {
                   {&planPath, &weightsPath, &tokenizerPath, &prompt,
                    &maxNewTokens, &temperature, &topK, &topP,
                    &repetitionPenalty, &seed, &chat, &systemPrompt,
-                   &printPrompt, &printIds, &profile});
+                   &printPrompt, &printIds, &hostGreedy, &profile});
 #else
   // --mlir-print-ir-after=<pass> and the rest of MLIR's pass manager options
   // apply to the compile pipeline (registered first, as lm-compile does).
@@ -683,7 +692,7 @@ int main(int argc, char **argv) {
        &outputDir,    &planPath,          &weightsPath,   &tokenizerPath,
        &prompt,       &maxNewTokens,      &temperature,   &topK,
        &topP,         &repetitionPenalty, &seed,          &chat,
-       &systemPrompt, &printPrompt,       &printIds});
+       &systemPrompt, &printPrompt,       &printIds,      &hostGreedy});
 #endif
   cl::ParseCommandLineOptions(argc, argv,
                               "Generate text with a GPT-2 or Qwen2 model\n");

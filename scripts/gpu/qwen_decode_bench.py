@@ -37,6 +37,8 @@ NEW = int(os.environ.get("QWEN_NEW_TOKENS", "128"))
 # QWEN_PROFILE=1: Genesis also decodes once with --profile (every step timed
 # alone, without the CUDA graph) and prints its slowest steps.
 PROFILE = os.environ.get("QWEN_PROFILE") == "1"
+# QWEN_ARGS: more genesis-generate-runtime flags (e.g. --host-greedy).
+EXTRA_ARGS = os.environ.get("QWEN_ARGS", "").split()
 PROMPT = "def fibonacci(n):\n    "
 DTYPE = os.environ.get("QWEN_DTYPE", "f32")
 TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -67,13 +69,13 @@ def main():
         run = subprocess.run([RUNTIME, "--plan", PLAN, "--weights",
                               os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
                               "--max-new-tokens", str(NEW), "--temperature", "0",
-                              "--print-ids"],
+                              "--print-ids"] + EXTRA_ARGS,
                              capture_output=True, text=True, errors="replace")
         if PROFILE:
             profiled = subprocess.run(
                 [RUNTIME, "--plan", PLAN, "--weights",
                  os.path.join(tmp, "model.safetensors"), "--prompt", PROMPT,
-                 "--max-new-tokens", "16", "--temperature", "0", "--profile"],
+                 "--max-new-tokens", "16", "--temperature", "0", "--profile"] + EXTRA_ARGS,
                 capture_output=True, text=True, errors="replace")
             print(profiled.stdout[-6000:], profiled.stderr[-3000:], flush=True)
     print(run.stdout[-1500:], run.stderr[-1500:], flush=True)

@@ -11,6 +11,8 @@
 #     profile  also decode once with every step timed alone (no graph)
 #     nopdl    GENESIS_CUDA_PDL=0: kernels launched without programmatic
 #              dependent launch
+#     hostgreedy  --host-greedy: greedy tokens picked on the host from the
+#              logits (decode), not on the device (decode_greedy)
 #   SKIP_TORCH=1 leaves PyTorch out.
 set -u
 scripts=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +29,7 @@ for run in "$@"; do
   echo "== decode $plan ($dtype) ${option:-}"
   env ${option:+$([ "$option" = nopdl ] && echo GENESIS_CUDA_PDL=0)} \
     ${option:+$([ "$option" = profile ] && echo QWEN_PROFILE=1)} \
+    ${option:+$([ "$option" = hostgreedy ] && echo QWEN_ARGS=--host-greedy)} \
     QWEN_DTYPE="$dtype" QWEN_PLAN="$carry/$plan/generate.gplan" \
     python3 "$scripts/qwen_decode_bench.py" "$carry" 2>&1 |
     grep -v "Writing model" |

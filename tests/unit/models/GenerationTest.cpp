@@ -247,6 +247,35 @@ TEST_P(Generation, GreedyGenerationIsArgmaxOfFullForward) {
         << "new token " << j;
 }
 
+// decode_greedy picks on the device what the host sampler picks from
+// decode's logits: the first largest logit among the samplable ids (all of
+// them, and a third, so that the largest often lies beyond), step after
+// step from one state; a samplable count outside [1, vocab] is refused.
+TEST_P(Generation, DeviceGreedyPicksTheSamplersToken) {
+  std::unique_ptr<CausalLM> lm = makeModel(GetParam());
+  std::vector<int64_t> prompt = someTokens(3, lm->vocabSize());
+  for (int64_t samplable : {lm->vocabSize(), lm->vocabSize() / 3}) {
+    GenerationSession host = cpuSession(GetParam(), *lm);
+    GenerationSession device = cpuSession(GetParam(), *lm);
+    ASSERT_TRUE(device.decodesGreedily());
+    std::vector<float> logits = host.prefill(prompt);
+    device.prefill(prompt);
+    text::Sampler sampler({/*temperature=*/0.0});
+    int64_t token = sampler.sample(logits.data(), samplable);
+    for (int step = 0; step < 6; ++step) {
+      int64_t picked = device.decodeGreedy(token, samplable);
+      logits = host.decode(token);
+      token = sampler.sample(logits.data(), samplable);
+      EXPECT_EQ(picked, token)
+          << "samplable " << samplable << ", step " << step;
+      EXPECT_LT(picked, samplable);
+    }
+    EXPECT_EQ(device.position(), host.position());
+    for (int64_t bad : {int64_t{0}, lm->vocabSize() + 1})
+      EXPECT_THROW(device.decodeGreedy(token, bad), Error) << bad;
+  }
+}
+
 // transformers' generate() on the Hugging Face tiny models, greedy, with
 // repetition_penalty 1.3 (which changes the tokens) and 1.0: the CPU plan
 // and the Sampler pick the same 12 new tokens after the same prompt.
@@ -308,7 +337,7 @@ void expectSharedCachesUpdatedInPlace(const PlanFile &planFile, CausalLM &lm) {
   auto has = [](const flatbuffers::Vector<uint32_t> *list, uint32_t index) {
     return std::find(list->begin(), list->end(), index) != list->end();
   };
-  ASSERT_EQ(plan.functions()->size(), 2u);
+  ASSERT_EQ(plan.functions()->size(), 3u); // prefill, decode, decode_greedy
   for (const plan::Function *function : *plan.functions()) {
     std::string name = function->name()->str();
     for (auto &[parameter, _] : lm.model().named_parameters())
@@ -354,9 +383,12 @@ TEST(GenerationPlan, CudaPlanCompilesAndMatchesWhereAGpuIs) {
     GenerationSession generation(std::move(session));
     expectRowClose(generation.prefill({tokens.begin(), tokens.begin() + 3}),
                    full[2], std::string(name) + " cuda prefill");
-    for (int64_t s = 3; s < 6; ++s)
+    for (int64_t s = 3; s < 5; ++s)
       expectRowClose(generation.decode(tokens[s]), full[s],
                      std::string(name) + " cuda decode");
+    EXPECT_EQ(generation.decodeGreedy(tokens[5], lm->vocabSize()),
+              argmax(full[5]))
+        << name << " cuda decode_greedy";
   }
   if (!cudaUnavailableReason().empty())
     GTEST_SKIP() << "compiled; not run: no CUDA device ("
