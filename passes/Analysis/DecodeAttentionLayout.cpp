@@ -28,9 +28,20 @@ decodeAttentionLayout(llvm::ArrayRef<int64_t> query,
       layout.valueDepth > kDecodeAttentionMaxDepth ||
       layout.queries > layout.keys)
     return std::nullopt;
+  // The most blocks per (batch, key/value head) under one block per SM,
+  // splitting the group's heads evenly.
+  int64_t group = layout.heads / layout.kvHeads;
+  layout.rowBlocks = 1;
+  for (int64_t split = group; split > 1; --split)
+    if (group % split == 0 &&
+        layout.batch * layout.kvHeads * split <= kDecodeAttentionMaxBlocks) {
+      layout.rowBlocks = split;
+      break;
+    }
+  layout.blockRows = layout.rows / layout.rowBlocks;
   // About 64 keys a warp (2 a lane): the warps' loads are in flight
   // together; the warps' partial outputs bound their count.
-  int64_t partialBytesPerWarp = 4 * layout.rows * layout.valueDepth;
+  int64_t partialBytesPerWarp = 4 * layout.blockRows * layout.valueDepth;
   layout.warps = std::clamp<int64_t>(
       std::min<int64_t>((layout.keys + 63) / 64,
                         kDecodeAttentionMaxPartialBytes / partialBytesPerWarp),
@@ -39,14 +50,16 @@ decodeAttentionLayout(llvm::ArrayRef<int64_t> query,
       (layout.keys + layout.warps * 32 - 1) / (layout.warps * 32);
   // Registers: a lane's scores, and its share of the output rows (a lane
   // per output column, 32 columns apart).
-  if (layout.rows * layout.keysPerLane > kDecodeAttentionMaxScores ||
-      layout.rows * ((layout.valueDepth + 31) / 32) > kDecodeAttentionMaxScores)
+  if (layout.blockRows * layout.keysPerLane > kDecodeAttentionMaxScores ||
+      layout.blockRows * ((layout.valueDepth + 31) / 32) >
+          kDecodeAttentionMaxScores)
     return std::nullopt;
   // Code: the kernel unrolls a lane's scores and its warp's walk over the
   // values.
-  if (layout.rows * layout.depth * layout.keysPerLane >
+  if (layout.blockRows * layout.depth * layout.keysPerLane >
           kDecodeAttentionMaxUnrolled ||
-      layout.keysPerLane * 32 * layout.rows * ((layout.valueDepth + 31) / 32) >
+      layout.keysPerLane * 32 * layout.blockRows *
+              ((layout.valueDepth + 31) / 32) >
           kDecodeAttentionMaxUnrolled)
     return std::nullopt;
   // The kernel's shared buffers are static: 48 KiB at most.

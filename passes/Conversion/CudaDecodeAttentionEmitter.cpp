@@ -38,10 +38,11 @@ int64_t keyVectorWidth(Type element, int64_t depth) {
 
 } // namespace
 
-/// Block (b, kv) of B * Hkv computes the R = Hq / Hkv * S query rows of
-/// key/value head kv (GQA: each key and value is loaded once for all of
-/// them), in W warps (DecodeAttentionLayout):
-/// 1. the R query rows go to shared memory;
+/// Block (b, kv, p) of B * Hkv * P computes rows [p * R / P, (p + 1) * R / P)
+/// of the R = Hq / Hkv * S query rows of key/value head kv (GQA: each key
+/// and value is loaded once for the block's rows), in W warps
+/// (DecodeAttentionLayout: P = rowBlocks, R / P = blockRows):
+/// 1. the block's query rows go to shared memory;
 /// 2. lane l of warp w scores its keys j = (w * K + i) * 32 + l (i < K)
 ///    against every row, reading the mask first and loading a key only if
 ///    some row sees it (a decode step's cache is mostly empty positions),
@@ -71,7 +72,7 @@ FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
     return op->emitError("genesis-lower-cuda: no decode attention layout "
                          "fits query ")
            << queryType << " and cache " << keyType;
-  const int64_t rows = layout->rows, warps = layout->warps,
+  const int64_t rows = layout->blockRows, warps = layout->warps,
                 perLane = layout->keysPerLane, depth = layout->depth,
                 valueDepth = layout->valueDepth, keys = layout->keys,
                 queries = layout->queries,
@@ -92,7 +93,8 @@ FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
   GpuKernel kernel =
       createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
                       op->getResultTypes(), workgroup);
-  setLaunch(kernel, layout->batch * layout->kvHeads, threads);
+  setLaunch(kernel, layout->batch * layout->kvHeads * layout->rowBlocks,
+            threads);
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.function.getBody().front());
   IndexMath im{b, loc};
   Value query = flatten(b, loc, kernel.inputs[0]);
@@ -123,15 +125,20 @@ FailureOr<GpuKernel> emitDecodeAttention(Operation *op, StringRef name,
 
   Value thread = im.threadId(), block = im.blockId();
   Value lane = im.rem(thread, kWarp), warp = im.div(thread, kWarp);
-  // Block = batch * Hkv + kvHead, so the cache rows of this head start at
-  // block * T.
-  Value kvHead = im.rem(block, layout->kvHeads);
-  Value batch = im.div(block, layout->kvHeads);
-  Value cacheRow = im.mul(block, im.c(keys));
-  // Row r of the group is query r % S of head kvHead * group + r / S; its
-  // position in [B, Hq, S].
+  // Block = (batch * Hkv + kvHead) * rowBlocks + part, so the cache rows of
+  // this head start at (block / rowBlocks) * T.
+  Value headBlock = im.div(block, layout->rowBlocks);
+  Value part = im.rem(block, layout->rowBlocks);
+  Value kvHead = im.rem(headBlock, layout->kvHeads);
+  Value batch = im.div(headBlock, layout->kvHeads);
+  Value cacheRow = im.mul(headBlock, im.c(keys));
+  // Row r of the block is row part * blockRows + r of the group: query r % S
+  // (blockRows is a multiple of S) of head kvHead * group + part * blockRows
+  // / S + r / S; its position in [B, Hq, S].
   auto queryRow = [&](Value r) {
-    Value head = im.add(im.mul(kvHead, im.c(group)), im.div(r, queries));
+    Value head = im.add(
+        im.add(im.mul(kvHead, im.c(group)), im.mul(part, im.c(rows / queries))),
+        im.div(r, queries));
     return im.add(
         im.mul(im.add(im.mul(batch, im.c(layout->heads)), head), im.c(queries)),
         im.rem(r, queries));

@@ -35,32 +35,33 @@ func.func @mixed(%q: tensor<2x4x2x16xf32>, %k16: tensor<2x2x40x16xbf16>, %v16: t
 // Left for genesis-decompose-attention: a differentiated attention, more
 // than 16 query rows per key/value head (a prefill), a bf16 query, and a
 // cache whose scores would not fit a lane's registers (rows x keys per
-// lane > 64: 16 rows against 8192 keys).
+// lane > 64: 16 query rows of one head, which one block holds, against 8192
+// keys).
 // CHECK-LABEL: func.func @left(
 // CHECK-NOT: decode_attention
 // CHECK-COUNT-4: genesis.attention %
 // CHECK-NOT: decode_attention
 func.func @left(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %g: tensor<1x4x1x16xf32>,
                 %qp: tensor<1x4x9x16xf32>, %qb: tensor<1x4x1x16xbf16>, %kb: tensor<1x2x64x16xbf16>,
-                %ql: tensor<1x16x1x16xf32>, %kl: tensor<1x1x8192x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x1x16xbf16>, tensor<1x16x1x16xf32>) {
+                %ql: tensor<1x1x16x16xf32>, %kl: tensor<1x1x8192x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x1x16xbf16>, tensor<1x1x16x16xf32>) {
   %o = genesis.attention %q, %k, %v scale 0.25 : (tensor<1x4x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x4x1x16xf32>
   %dq, %dk, %dv = genesis.attention_grad %q, %k, %v, %o, %g scale 0.25 : (tensor<1x4x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
   %p = genesis.attention %qp, %k, %v causal scale 0.25 : (tensor<1x4x9x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x4x9x16xf32>
   %b = genesis.attention %qb, %kb, %kb scale 0.25 : (tensor<1x4x1x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x4x1x16xbf16>
-  %l = genesis.attention %ql, %kl, %kl scale 0.25 : (tensor<1x16x1x16xf32>, tensor<1x1x8192x16xf32>, tensor<1x1x8192x16xf32>) -> tensor<1x16x1x16xf32>
-  return %dq, %p, %b, %l : tensor<1x4x1x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x1x16xbf16>, tensor<1x16x1x16xf32>
+  %l = genesis.attention %ql, %kl, %kl scale 0.25 : (tensor<1x1x16x16xf32>, tensor<1x1x8192x16xf32>, tensor<1x1x8192x16xf32>) -> tensor<1x1x16x16xf32>
+  return %dq, %p, %b, %l : tensor<1x4x1x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x1x16xbf16>, tensor<1x1x16x16xf32>
 }
 
 // -----
 
 // Also left: more queries than keys (causal queries would see no key), and
-// a shape whose shared buffers would pass 48 KiB (16 rows of D = 256 and
-// Dv = 128 against 256 keys: 49,664 bytes).
+// a shape whose shared buffers would pass 48 KiB (16 query rows of one head
+// of D = 256 and Dv = 128 against 256 keys: 49,664 bytes).
 // CHECK-LABEL: func.func @left_by_layout(
 // CHECK-NOT: decode_attention
 // CHECK-COUNT-2: genesis.attention %
-func.func @left_by_layout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x1x2x8xf32>, %qw: tensor<1x16x1x256xf32>, %kw: tensor<1x1x256x256xf32>, %vw: tensor<1x1x256x128xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x16x1x128xf32>) {
+func.func @left_by_layout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x1x2x8xf32>, %qw: tensor<1x1x16x256xf32>, %kw: tensor<1x1x256x256xf32>, %vw: tensor<1x1x256x128xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x1x16x128xf32>) {
   %a = genesis.attention %q, %k, %k causal scale 0.25 : (tensor<1x2x4x8xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>) -> tensor<1x2x4x8xf32>
-  %b = genesis.attention %qw, %kw, %vw scale 0.0625 : (tensor<1x16x1x256xf32>, tensor<1x1x256x256xf32>, tensor<1x1x256x128xf32>) -> tensor<1x16x1x128xf32>
-  return %a, %b : tensor<1x2x4x8xf32>, tensor<1x16x1x128xf32>
+  %b = genesis.attention %qw, %kw, %vw scale 0.0625 : (tensor<1x1x16x256xf32>, tensor<1x1x256x256xf32>, tensor<1x1x256x128xf32>) -> tensor<1x1x16x128xf32>
+  return %a, %b : tensor<1x2x4x8xf32>, tensor<1x1x16x128xf32>
 }

@@ -653,13 +653,14 @@ func.func @prologue(%x: tensor<2x512xbf16>, %d: tensor<2x512xbf16>, %g: tensor<5
 
 // -----
 
-// A decode step's attention against a bf16 cache: a block per key/value
-// head (2) of 16 warps (DecodeAttentionLayout: 1024 keys, 2 a lane), the
-// group's 7 query rows in shared memory, each lane's key rows loaded as
-// 16-byte vectors and widened, the rows' maxima and sums as block
-// reductions, the owner lanes' probabilities shuffled to the warp.
+// A decode step's attention against a bf16 cache: 7 blocks per key/value
+// head (2), one of the group's 7 query rows each, of 16 warps
+// (DecodeAttentionLayout: 1024 keys, 2 a lane), the row in shared memory,
+// each lane's key rows loaded as 16-byte vectors and widened, the row's
+// maximum and sum as block reductions, the owner lanes' probabilities
+// shuffled to the warp.
 // CHECK-LABEL: func.func @decode_attention(
-// CHECK: genesis.decode_attention {{.+}}genesis.kernel = @decode_attention_decode_attention0, genesis.launch = #genesis.launch<grid = [2, 1, 1], block = [512, 1, 1], shared = 0>
+// CHECK: genesis.decode_attention {{.+}}genesis.kernel = @decode_attention_decode_attention0, genesis.launch = #genesis.launch<grid = [14, 1, 1], block = [512, 1, 1], shared = 0>
 // CHECK: gpu.func @decode_attention_decode_attention0(
 // CHECK: vector.load %{{.+}} : memref<131072xbf16>, vector<8xbf16>
 // CHECK: arith.extf %{{.+}} : bf16 to f32
