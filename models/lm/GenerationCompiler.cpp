@@ -180,6 +180,10 @@ std::pair<Tensor, Tensor> greedyChoice(const Tensor &logits,
                                        const Tensor &samplable) {
   Trace &trace = logits.trace();
   int64_t vocab = logits.size(1), chunk = greedyChunk(vocab);
+  if (vocab > (int64_t{1} << 24))
+    throw Error("generation: a vocabulary of " + std::to_string(vocab) +
+                " ids is beyond the 2^24 the greedy choice numbers exactly "
+                "in f32");
   int64_t chunks = (vocab + chunk - 1) / chunk;
   Shape chunked = {chunks, chunk};
   Tensor padded = chunks * chunk == vocab
