@@ -642,7 +642,8 @@ def GenesisHorizontalLoopFusion
     rope of q, rope of k with its cache write and the value cache write are
     independent loops of three shapes, a launch each of a few microseconds
     with most of the GPU idle. Algorithm: walk the function's block; from
-    a loop fusion (no reduction, GEMM or nested fusion) of at most
+    a loop fusion (no reduction, GEMM, nested fusion or optimizer update,
+    which genesis-group-optimizer-updates groups) of at most
     kMaxHorizontalElements elements a result (a larger loop fills the GPU
     alone), a run takes the following such fusions while only reshapes and
     constants lie between them (so no lifetime grows past a kernel), each
@@ -740,7 +741,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
 
     Emitters, chosen per kernel (as XLA's):
     - Loop fusion: a grid-stride loop (256-thread blocks, at most 132 x 8
-      blocks) over the flattened result, a group of `width` consecutive
+      blocks) over the flattened result (results of several shapes, from
+      genesis-horizontal-loop-fusion: a loop per shape over its own range of
+      blocks), a group of `width` consecutive
       elements per iteration: 8 when every input and result is 16-bit, else
       4, when the element count allows. 32- and 16-bit results go through
       `vector.store`
@@ -850,8 +853,9 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       in id order and f32 rounds once; the ids are read once per row block
       (rows / 32 x ids for an embedding gradient of width 768: 10 rows a
       block), the updates once.
-    - genesis.decode_attention (genesis-decode-attention forms it): a block
-      per (batch, key/value head) holding the group's query rows
+    - genesis.decode_attention (genesis-decode-attention forms it): blocks
+      per (batch, key/value head), each holding whole heads of the group's
+      query rows, as many as stay under one block per SM
       (passes/Analysis/DecodeAttentionLayout.h); lane l of warp w owns keys
       (w K + i) 32 + l, reads the mask and loads a key only if some row sees
       it, and keeps its scores in registers; each row's max and sum of

@@ -19,7 +19,8 @@
 // chunk padded; each new token runs through decode, or, when decoding is
 // greedy, through decode_greedy, which picks the next token on the device
 // (the first largest of logits[0, samplable), and that logit) so that only
-// it crosses to the host. Plans made before decode_greedy existed lack it;
+// it crosses to the host. Plans made before decode_greedy existed lack it,
+// as do plans of a vocabulary beyond 2^24 ids (numbered in f32 there);
 // they decode through decode and the host's sampler.
 //
 //===----------------------------------------------------------------------===//

@@ -159,6 +159,9 @@ DType storedDType(CausalLM &lm) {
 
 namespace {
 
+/// The most ids greedyChoice numbers exactly (as f32).
+constexpr int64_t kMaxGreedyVocabulary = int64_t{1} << 24;
+
 /// Ids per chunk of greedyChoice's first maxima: a divisor of `vocab` in
 /// [256, 4096] (Qwen2's 151936 = 128 x 1187, GPT-2's 50257 = 29 x 1733),
 /// else 1024 with the logits padded to whole chunks.
@@ -180,7 +183,7 @@ std::pair<Tensor, Tensor> greedyChoice(const Tensor &logits,
                                        const Tensor &samplable) {
   Trace &trace = logits.trace();
   int64_t vocab = logits.size(1), chunk = greedyChunk(vocab);
-  if (vocab > (int64_t{1} << 24))
+  if (vocab > kMaxGreedyVocabulary)
     throw Error("generation: a vocabulary of " + std::to_string(vocab) +
                 " ids is beyond the 2^24 the greedy choice numbers exactly "
                 "in f32");
@@ -251,9 +254,13 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
   traceStep(*traces.prefill, names::kIds, shape.prefillLength, true, false);
   traces.decode = std::make_unique<Trace>(names::kDecode, *traces.prefill);
   traceStep(*traces.decode, names::kToken, 1, false, false);
-  traces.decodeGreedy =
-      std::make_unique<Trace>(names::kDecodeGreedy, *traces.prefill);
-  traceStep(*traces.decodeGreedy, names::kToken, 1, false, true);
+  // The greedy choice numbers ids exactly in f32: a larger vocabulary
+  // decodes through decode and the host's sampler.
+  if (lm.vocabSize() <= kMaxGreedyVocabulary) {
+    traces.decodeGreedy =
+        std::make_unique<Trace>(names::kDecodeGreedy, *traces.prefill);
+    traceStep(*traces.decodeGreedy, names::kToken, 1, false, true);
+  }
   return traces;
 }
 
@@ -271,7 +278,11 @@ std::vector<uint8_t> compileGeneration(CausalLM &lm,
   DiagnosticCapture capture(&traces.prefill->context());
   mlir::FailureOr<std::vector<uint8_t>> plan = compilePlan(
       traces.prefill->module(),
-      {names::kPrefill, names::kDecode, names::kDecodeGreedy}, options);
+      traces.decodeGreedy
+          ? std::vector<std::string>{names::kPrefill, names::kDecode,
+                                     names::kDecodeGreedy}
+          : std::vector<std::string>{names::kPrefill, names::kDecode},
+      options);
   if (mlir::failed(plan))
     throw Error(capture.firstError("compiling the generation plan failed"));
   return std::move(*plan);

@@ -126,7 +126,10 @@ std::optional<MatrixVectorFusion> matrixVectorFusion(FusionOp fusion) {
                                 [](Value v) { return !isa<BlockArgument>(v); }))
       return std::nullopt;
     result.prologue = gemvPrologue(nested, source.getResultNumber(), lhsType);
-    if (!result.prologue)
+    if (!result.prologue ||
+        (lhsReshape && llvm::any_of(lhsReshape->getUsers(), [](Operation *u) {
+           return !isa<LibraryCallOp>(u);
+         })))
       return std::nullopt;
   }
   FusionOp prologueFusion =

@@ -295,7 +295,8 @@ LogicalResult emitPrologue(OpBuilder &b, Location loc, GpuKernel &kernel,
     memref::StoreOp::create(b, loc, scalar, memref, index);
   };
   // Computes the lhs and the yielded values of one element at `index`
-  // (linear position `linear` in the lhs), resumed by `resume`.
+  // (linear position `linear` in the lhs), the emitter's element begun or
+  // resumed by the caller.
   auto element = [&](ValueRange index, Value linear, Value inside,
                      bool fullRowsOnly) -> LogicalResult {
     FailureOr<Value> scalar = emitter.at(lhsValue, index);

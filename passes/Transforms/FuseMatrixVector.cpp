@@ -82,7 +82,7 @@ LibraryCallOp productBehind(Value value, MutableArrayRef<LibraryCallOp> group) {
 /// The fusion after `group` (past reshapes and constants) that computes
 /// element by element from the group's results of one column count N, with
 /// M x N elements, and values defined before the group, every result from
-/// a product (matrixVectorSegments' rule); else null.
+/// a product (matrixVectorFusion's rule); else null.
 FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
   auto fusion = dyn_cast_or_null<FusionOp>(nextWork(group.back()));
   if (!fusion || fusion->getNumResults() == 0)
@@ -125,7 +125,8 @@ FusionOp epilogueOf(MutableArrayRef<LibraryCallOp> group) {
 /// The fusion computing `group`'s lhs (through reshapes outside fusions)
 /// right before the group (only reshapes and constants between), which each
 /// block of the kernel can compute (gemvPrologue) and none of whose results
-/// `epilogue` reads; else null.
+/// the products' other operands (a weight, a bias) or `epilogue` read; else
+/// null.
 FusionOp prologueOf(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
   Value source = group.front().getLhs();
   while (auto reshape = source.getDefiningOp<ReshapeOp>())
@@ -136,11 +137,15 @@ FusionOp prologueOf(MutableArrayRef<LibraryCallOp> group, FusionOp epilogue) {
       !gemvPrologue(fusion, cast<OpResult>(source).getResultNumber(),
                     cast<RankedTensorType>(group.front().getLhs().getType())))
     return {};
-  if (epilogue && llvm::any_of(epilogue.getInputs(), [&](Value input) {
-        while (auto reshape = input.getDefiningOp<ReshapeOp>())
-          input = reshape.getOperand();
-        return input.getDefiningOp() == fusion.getOperation();
-      }))
+  auto fromPrologue = [&](Value value) {
+    while (auto reshape = value.getDefiningOp<ReshapeOp>())
+      value = reshape.getOperand();
+    return value.getDefiningOp() == fusion.getOperation();
+  };
+  for (LibraryCallOp call : group)
+    if (llvm::any_of(call->getOperands().drop_front(), fromPrologue))
+      return {};
+  if (epilogue && llvm::any_of(epilogue.getInputs(), fromPrologue))
     return {};
   return fusion;
 }

@@ -238,3 +238,20 @@ func.func @no_prologue(%x: tensor<1x64xf32>, %w: tensor<64x64xf32>, %y: tensor<1
   }
   return %p, %n, %q, %3 : tensor<1x64xf32>, tensor<1x64xf32>, tensor<8x16xf32>, tensor<1x64xf32>
 }
+
+// -----
+
+// Not a prologue either: the product's weight is the fusion's result too
+// (h times its own transpose), which the kernel's warps read from memory.
+// CHECK-LABEL: func.func @weight_from_prologue(
+// CHECK: %[[H:.+]] = genesis.fusion %arg0
+// CHECK: genesis.library_call none %[[H]], %[[H]]
+func.func @weight_from_prologue(%x: tensor<4x64xf32>) -> tensor<4x4xf32> {
+  %h = genesis.fusion %x : (tensor<4x64xf32>) -> tensor<4x64xf32> {
+  ^bb0(%a: tensor<4x64xf32>):
+    %1 = genesis.exp %a : tensor<4x64xf32>
+    genesis.yield %1 : tensor<4x64xf32>
+  }
+  %y = genesis.library_call none %h, %h transpose_rhs : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
