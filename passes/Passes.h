@@ -91,6 +91,10 @@ bool isElementwiseFusion(FusionOp fusion, llvm::ArrayRef<int64_t> shape);
 /// merge fusions keep to it).
 inline constexpr int64_t kMaxFusionOps = 1024;
 
+/// The ops of `fusion`'s body, its yield included (held to kMaxFusionOps).
+/// Defined in MergeSideResults.cpp.
+int64_t opCount(FusionOp fusion);
+
 /// The most optimizer updates genesis-group-optimizer-updates puts in one
 /// kernel: 16 updates take at most 144 pointer arguments (9 each, with their
 /// own lr and step; 1152 bytes of CUDA's 4 KB of kernel parameters).

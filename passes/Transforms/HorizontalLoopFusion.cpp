@@ -45,32 +45,29 @@ bool isSmallLoop(Operation *op) {
   });
 }
 
-int64_t opCount(FusionOp fusion) {
-  return static_cast<int64_t>(fusion.getBody().front().getOperations().size());
-}
-
-/// The function arguments `fusion`'s results are returned to update (under
-/// the argument's genesis.name): the plan may write such a result into the
-/// argument's tensor (argumentUpdates).
-llvm::SmallDenseSet<Value> updatedArguments(FusionOp fusion) {
-  llvm::SmallDenseSet<Value> updated;
-  auto function = fusion->getParentOfType<func::FuncOp>();
-  if (!function)
-    return updated;
+/// For each op of `function` whose results are returned to update function
+/// arguments (under the argument's genesis.name), those arguments: the plan
+/// may write such a result into the argument's tensor (argumentUpdates).
+llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value>>
+updatedArgumentsByOp(func::FuncOp function) {
+  llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value>> updates;
   Block &entry = function.getBody().front();
+  llvm::StringMap<Value> argumentsByName;
+  for (BlockArgument argument : entry.getArguments())
+    if (auto name = function.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), "genesis.name"))
+      argumentsByName[name.getValue()] = argument;
   auto returnOp = cast<func::ReturnOp>(entry.getTerminator());
   for (auto [r, value] : llvm::enumerate(returnOp.getOperands())) {
-    if (value.getDefiningOp() != fusion.getOperation())
-      continue;
     auto name = function.getResultAttrOfType<StringAttr>(r, "genesis.name");
-    if (!name)
+    Operation *producer = value.getDefiningOp();
+    if (!name || !producer)
       continue;
-    for (BlockArgument argument : entry.getArguments())
-      if (function.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                "genesis.name") == name)
-        updated.insert(argument);
+    auto argument = argumentsByName.find(name.getValue());
+    if (argument != argumentsByName.end())
+      updates[producer].insert(argument->second);
   }
-  return updated;
+  return updates;
 }
 
 bool readsAny(FusionOp fusion, const llvm::SmallDenseSet<Value> &values) {
@@ -82,13 +79,18 @@ struct GenesisHorizontalLoopFusionPass
     : public genesis::impl::GenesisHorizontalLoopFusionBase<
           GenesisHorizontalLoopFusionPass> {
   void runOnOperation() override {
-    Block &block = getOperation().getBody().front();
+    func::FuncOp function = getOperation();
+    Block &block = function.getBody().front();
+    // Keyed by the fusions as they are before merging: only those are
+    // looked up (a merged fusion is never a candidate again).
+    llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value>> updatesByOp =
+        updatedArgumentsByOp(function);
     for (Operation *op = block.empty() ? nullptr : &block.front(); op;
          op = op->getNextNode()) {
       if (!isSmallLoop(op))
         continue;
       auto first = cast<FusionOp>(op);
-      llvm::SmallDenseSet<Value> updated = updatedArguments(first);
+      llvm::SmallDenseSet<Value> updated = updatesByOp.lookup(first);
       llvm::SmallDenseSet<Value> read(first.getInputs().begin(),
                                       first.getInputs().end());
       int64_t ops = opCount(first), fusions = 1;
@@ -102,7 +104,7 @@ struct GenesisHorizontalLoopFusionPass
           break;
         auto candidate = cast<FusionOp>(next);
         llvm::SmallDenseSet<Value> candidateUpdates =
-            updatedArguments(candidate);
+            updatesByOp.lookup(candidate);
         if (!inputsDefinedBefore(candidate, first) ||
             ops + opCount(candidate) > kMaxFusionOps ||
             readsAny(candidate, updated) ||

@@ -33,10 +33,6 @@ std::optional<ArrayRef<int64_t>> loopShape(FusionOp fusion) {
   return shape;
 }
 
-int64_t opCount(FusionOp fusion) {
-  return static_cast<int64_t>(fusion.getBody().front().getOperations().size());
-}
-
 /// The next fusion after `first` when only reshapes and constants lie
 /// between them (so merging moves no result across other work and lengthens
 /// no lifetime past a kernel), computes over `shape` element by element,

@@ -112,6 +112,10 @@ struct GenesisMergeSideResultsPass
 
 } // namespace
 
+int64_t genesis::opCount(FusionOp fusion) {
+  return static_cast<int64_t>(fusion.getBody().front().getOperations().size());
+}
+
 bool genesis::inputsDefinedBefore(FusionOp fusion, Operation *anchor) {
   return llvm::all_of(fusion.getInputs(), [&](Value input) {
     Operation *definer = input.getDefiningOp();

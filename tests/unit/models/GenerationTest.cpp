@@ -276,6 +276,55 @@ TEST_P(Generation, DeviceGreedyPicksTheSamplersToken) {
   }
 }
 
+// Every logit NaN (every weight NaN): the device's greedy choice is refused,
+// as the host sampler refuses NaN logits, instead of naming some id.
+TEST_P(Generation, DeviceGreedyRefusesNonFiniteLogits) {
+  std::unique_ptr<CausalLM> lm = makeModel(GetParam());
+  const std::vector<uint8_t> &bytes = cpuPlan(GetParam(), *lm);
+  Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "nan"));
+  NamedArrays weights = lm->model().state_dict();
+  for (auto &[name, array] : weights)
+    if (array.dtype() == DType::F32)
+      std::fill_n(array.dataAs<float>(), array.numel(), std::nanf(""));
+  bindParameters(session, weights, "the model");
+  GenerationSession device(std::move(session));
+  device.prefill(someTokens(3, lm->vocabSize()));
+  EXPECT_TRUE(
+      contains(errorFrom([&] { device.decodeGreedy(1, lm->vocabSize()); }),
+               "largest logit"));
+}
+
+// A plan compiled without decode_greedy (as for a vocabulary beyond 2^24
+// ids): decodeGreedy names the missing function, generate() samples on the
+// host and picks the tokens of a plan that has it.
+TEST(GenerationPlan, WithoutDecodeGreedyDecodesOnTheHost) {
+  std::unique_ptr<CausalLM> lm = makeModel("gpt2");
+  GenerationTraces traces = traceGeneration(*lm, kShape);
+  mlir::FailureOr<std::vector<uint8_t>> bytes =
+      compilePlan(traces.prefill->module(), {names::kPrefill, names::kDecode},
+                  PlanOptions());
+  ASSERT_TRUE(mlir::succeeded(bytes));
+  Session session(
+      PlanFile::fromBytes(bytes->data(), bytes->size(), "two functions"));
+  bindParameters(session, lm->model().state_dict(), "the model");
+  GenerationSession hostOnly(std::move(session));
+  EXPECT_FALSE(hostOnly.decodesGreedily());
+  std::vector<int64_t> prompt = someTokens(3, lm->vocabSize());
+  hostOnly.prefill(prompt);
+  EXPECT_TRUE(contains(
+      errorFrom([&] { hostOnly.decodeGreedy(prompt.back(), lm->vocabSize()); }),
+      "no function 'decode_greedy'"));
+  hostOnly.reset();
+  GenerationSession withGreedy = cpuSession("gpt2", *lm);
+  ASSERT_TRUE(withGreedy.decodesGreedily());
+  GenerateOptions options;
+  options.maxNewTokens = 6;
+  text::Sampler hostSampler({/*temperature=*/0.0});
+  text::Sampler deviceSampler({/*temperature=*/0.0});
+  EXPECT_EQ(generate(hostOnly, prompt, hostSampler, options).tokens,
+            generate(withGreedy, prompt, deviceSampler, options).tokens);
+}
+
 // transformers' generate() on the Hugging Face tiny models, greedy, with
 // repetition_penalty 1.3 (which changes the tokens) and 1.0: the CPU plan
 // and the Sampler pick the same 12 new tokens after the same prompt.
