@@ -211,14 +211,16 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
        operand when the operand is a planned temporary whose buffer's
        interval ends at this op, the byte sizes are equal, no other result
        of this op took that buffer, and the op may write over its input: an
-       `Elementwise` op (any operand), `genesis.reshape` (a pure alias when
-       its operand dies there; otherwise a copy) or an optimizer update
+       `Elementwise` op (any operand) or an optimizer update
        (each new parameter or state its own old one, else the gradient: the
        update is elementwise over parameter, gradient and state) or
        `genesis.cross_entropy_grad` (its logits: every kernel of it reads a
        row's logits before it writes the row's gradient, each element last
-       read by the thread that writes it). The values then share one buffer
-       whose interval is the union of theirs.
+       read by the thread that writes it). A `genesis.reshape` takes its
+       operand's buffer whether or not the operand dies there (a pure alias:
+       no op writes a value after defining it). The values then share one
+       buffer whose interval is the union of theirs, so a later op writes
+       over it only where every value sharing it has died.
     3. Offsets, greedy by size as TFLite's arena planner and XLA's
        decreasing-size best-fit heap simulator: visit the buffers by
        decreasing size (ties: earlier definition first); the buffers placed
@@ -228,9 +230,10 @@ def GenesisPlanMemory : Pass<"genesis-plan-memory", "mlir::func::FuncOp"> {
        them when none fits. The arena size is the highest end of a buffer.
     4. Check the plan against liveness recomputed from the IR: every offset
        is aligned and inside the arena, and two values share bytes only when
-       their live ranges are disjoint or one is an operand of the other's
+       their live ranges are disjoint, or one is an operand of the other's
        defining op that dies there, has the same offset and may be written
-       over by step 2's rule. A violation is an internal error.
+       over by step 2's rule, or both are reshapes of one value (or that
+       value) at the same offset. A violation is an internal error.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
@@ -503,6 +506,36 @@ def GenesisRemat : Pass<"genesis-remat", "mlir::ModuleOp"> {
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",
            "Buffer alignment of the memory plan the budget is checked on">,
   ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
+def GenesisFuseGeluGradient
+    : Pass<"genesis-fuse-gelu-gradient", "mlir::func::FuncOp"> {
+  let summary = "A tanh GELU's gradient as the epilogue of the GEMM computing its cotangent (CUDA)";
+  let description = [{
+    Autodiff writes the gradient of `y = gelu(x)` (tanh approximation) as
+    `dx = dy * d(x)`, where `d(x)` is an expression of `x`'s elementwise ops
+    and splat constants. When `dy` is a rank-2 `genesis.matmul` reached only
+    through reshapes and one widening cast (its only use), `x` is a value of
+    the matmul's type and element count (through reshapes and one widening
+    cast), the last dimension is a multiple of 8 (cuBLASLt's aux leading
+    dimension), and `d` is GELU's derivative, the product becomes
+    `genesis.library_call dgelu lhs, rhs aux x` (x reshaped to the matmul's
+    shape), widened and reshaped back: cuBLASLt's DGELU epilogue multiplies
+    the product by gelu'(x) as it stores it, so no kernel reads the product
+    and x again to write dx. `d` is recognised by its value, not its form:
+    its expression (add, sub, mul, div, neg, tanh, exp, casts and splat
+    constants over one value x; the candidates for x are the values it
+    reads, nearest the product first, since x itself may be computed
+    elementwise, e.g. a bias added) is evaluated in f64 at 24 points of
+    [-8, 8] and must equal the tanh GELU's derivative there within 1e-6
+    relative (the expression's constants are f32: sqrt(2/pi) rounded to f32
+    is 3e-8 off). Users of dx that narrow it back to the matmul's type read the
+    library call's result directly. The rounding differs: dx is rounded to
+    the matmul's type once (it was computed in f32 from the rounded dy);
+    within bf16 tolerance. Run before genesis-sink-widening-casts and
+    genesis-fuse.
+  }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 

@@ -39,12 +39,15 @@ LogicalResult addTrainStep(OpPassManager &pm,
   return success();
 }
 
-/// canonicalize, CSE[, genesis-sink-widening-casts], genesis-fuse.
+/// canonicalize, CSE[, genesis-fuse-gelu-gradient,
+/// genesis-sink-widening-casts], genesis-fuse.
 void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
-               bool sinkWideningCasts = false) {
+               bool forCuda = false) {
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
-  if (sinkWideningCasts)
+  if (forCuda && options.fuse)
+    functionPm.addPass(createGenesisFuseGeluGradient());
+  if (forCuda)
     functionPm.addPass(createGenesisSinkWideningCasts());
   functionPm.addPass(createGenesisFuse(GenesisFuseOptions{options.fuse}));
 }
@@ -98,7 +101,7 @@ LogicalResult buildGenesisCudaPipeline(OpPassManager &pm,
   if (!options.precision.empty())
     functionPm.addPass(
         createGenesisAmp(GenesisAmpOptions{options.precision.getValue()}));
-  addFusion(functionPm, options, /*sinkWideningCasts=*/true);
+  addFusion(functionPm, options, /*forCuda=*/true);
   functionPm.addPass(createGenesisSplitMixedShapeFusions(
       GenesisSplitMixedShapeFusionsOptions{/*gpuProfitable=*/true}));
   if (options.fuse) {

@@ -13,6 +13,7 @@
 #include "dialect/Evaluator/AttentionEvaluator.h"
 #include "dialect/IR/GenesisOps.h"
 #include "dialect/Utils/DTypes.h"
+#include "runtime/support/Gelu.h"
 #include "runtime/support/Philox.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -136,11 +137,6 @@ struct AxisView {
 
 double geluErf(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-}
-
-double geluTanh(double x) {
-  const double c = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
 }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -1042,6 +1038,8 @@ private:
         y = std::isnan(y) || y > 0 ? y : 0.0; // NaN propagates, as genesis.relu
       if (epilogue == GemmEpilogue::gelu || epilogue == GemmEpilogue::bias_gelu)
         y = geluTanh(y);
+      if (epilogue == GemmEpilogue::dgelu)
+        y *= geluTanhDerivative(get(o.getAux()).getDouble(i));
       out.setDouble(i, y);
     }
     return out;

@@ -82,7 +82,8 @@ def Genesis_GemmEpilogue : I32EnumAttr<"GemmEpilogue",
     "epilogue fused into a genesis.library_call GEMM", [
       I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"bias", 1>,
       I32EnumAttrCase<"relu", 2>, I32EnumAttrCase<"bias_relu", 3>,
-      I32EnumAttrCase<"gelu", 4>, I32EnumAttrCase<"bias_gelu", 5>]> {
+      I32EnumAttrCase<"gelu", 4>, I32EnumAttrCase<"bias_gelu", 5>,
+      I32EnumAttrCase<"dgelu", 6>]> {
   let cppNamespace = "::genesis";
 }
 

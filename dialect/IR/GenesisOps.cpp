@@ -890,6 +890,15 @@ LogicalResult LibraryCallOp::inferReturnTypes(MLIRContext *,
       failed(rule.checkVector(adaptor.getBias(), type->getShape().back(),
                               type->getElementType(), "bias")))
     return failure();
+  bool wantsAux = epilogue == GemmEpilogue::dgelu;
+  if (wantsAux != static_cast<bool>(adaptor.getAux()))
+    return rule.fail("epilogue '", stringifyGemmEpilogue(epilogue), "' ",
+                     wantsAux ? "needs" : "takes no", " aux operand");
+  if (wantsAux && type->getRank() != 2)
+    return rule.fail("epilogue 'dgelu' takes rank-2 operands (one GEMM)");
+  if (wantsAux && adaptor.getAux().getType() != *type)
+    return rule.fail("aux operand of type ", adaptor.getAux().getType(),
+                     " differs from the result type ", *type);
   types.push_back(*type);
   return success();
 }

@@ -873,30 +873,38 @@ def Genesis_YieldOp : Genesis_Op<"yield", [Pure, Terminator, ReturnLike,
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
-def Genesis_LibraryCallOp : Genesis_InferredOp<"library_call"> {
+def Genesis_LibraryCallOp : Genesis_InferredOp<"library_call",
+    [AttrSizedOperandSegments]> {
   let summary = "A GEMM with a fused epilogue, run by a vendor library";
   let description = [{
     `result = epilogue(alpha * matmul(lhs, rhs) + bias)` with the shape
     rules of `genesis.matmul`; `bias` is 1-D over the last result dimension
     and is present exactly when the epilogue names it (`bias`, `bias_relu`,
     `bias_gelu`). `gelu` is the tanh approximation, as cuBLASLt computes it.
-    Lowered to cuBLASLt on CUDA and to BLAS on the CPU.
+    `dgelu` is the tanh GELU's gradient: `result = alpha * matmul(lhs, rhs) *
+    gelu'(aux)`, where `aux` (present exactly with `dgelu`, of the result's
+    type) holds the GELU's input; the matmul is then the gradient of that
+    GELU's output (cuBLASLt's DGELU epilogue, whose aux operand the forward's
+    GELU_AUX writes). Lowered to cuBLASLt on CUDA and to BLAS on the CPU.
 
     ```mlir
     %y = genesis.library_call bias_relu %x, %w transpose_rhs bias %b
            : (tensor<64x784xf32>, tensor<256x784xf32>, tensor<256xf32>) -> tensor<64x256xf32>
+    %dx = genesis.library_call dgelu %dy, %w transpose_rhs aux %x
+           : (tensor<64x256xf32>, tensor<784x256xf32>, tensor<64x784xf32>) -> tensor<64x784xf32>
     ```
   }];
   let arguments = (ins Genesis_GemmEpilogue:$epilogue,
                        Genesis_FloatTensor:$lhs, Genesis_FloatTensor:$rhs,
                        Optional<Genesis_FloatTensor>:$bias,
+                       Optional<Genesis_FloatTensor>:$aux,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha);
   let results = (outs Genesis_FloatTensor:$result);
   let assemblyFormat = [{
     $epilogue $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
-    (`transpose_rhs` $transpose_rhs^)? (`bias` $bias^)? attr-dict `:`
-    functional-type(operands, results)
+    (`transpose_rhs` $transpose_rhs^)? (`bias` $bias^)? (`aux` $aux^)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 

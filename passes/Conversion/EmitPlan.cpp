@@ -93,6 +93,8 @@ plan::Epilogue epilogueFor(GemmEpilogue epilogue) {
     return plan::Epilogue::Gelu;
   case GemmEpilogue::bias_gelu:
     return plan::Epilogue::BiasGelu;
+  case GemmEpilogue::dgelu:
+    return plan::Epilogue::DGelu;
   }
   return plan::Epilogue::None;
 }
@@ -385,6 +387,12 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
         if (failed(bias))
           return failure();
         gemm.bias = *bias;
+      }
+      if (call.getAux()) {
+        FailureOr<uint32_t> aux = tensorFor(call.getAux());
+        if (failed(aux))
+          return failure();
+        gemm.aux = *aux;
       }
       FailureOr<uint32_t> c = tensorFor(call.getResult());
       if (failed(c))

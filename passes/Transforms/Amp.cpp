@@ -152,7 +152,8 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
     };
     Value product = LibraryCallOp::create(
         builder, loc, lowType(result), GemmEpilogue::bias, lhs, rhs, bias,
-        matmul.getTransposeLhs(), matmul.getTransposeRhs(), APFloat(1.0));
+        /*aux=*/Value(), matmul.getTransposeLhs(), matmul.getTransposeRhs(),
+        APFloat(1.0));
     if (reshape)
       product = ReshapeOp::create(builder, reshape.getLoc(), lowType(summed),
                                   product);

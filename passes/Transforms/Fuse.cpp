@@ -179,7 +179,8 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
   auto fused = LibraryCallOp::create(
       builder, builder.getFusedLoc({call.getLoc(), user->getLoc()}),
       call.getType(), epilogue, call.getLhs(), call.getRhs(), bias,
-      call.getTransposeLhs(), call.getTransposeRhs(), APFloat(alpha));
+      /*aux=*/Value(), call.getTransposeLhs(), call.getTransposeRhs(),
+      APFloat(alpha));
   Value replacement = fused.getResult();
   if (reshape)
     replacement = ReshapeOp::create(builder, reshape.getLoc(),
@@ -204,7 +205,7 @@ void genesis::formLibraryCalls(func::FuncOp function, bool absorbEpilogues) {
     OpBuilder builder(matmul);
     auto call = LibraryCallOp::create(
         builder, matmul.getLoc(), matmul.getType(), GemmEpilogue::none,
-        matmul.getLhs(), matmul.getRhs(), /*bias=*/Value(),
+        matmul.getLhs(), matmul.getRhs(), /*bias=*/Value(), /*aux=*/Value(),
         matmul.getTransposeLhs(), matmul.getTransposeRhs(), APFloat(1.0));
     matmul.replaceAllUsesWith(call.getResult());
     matmul.erase();

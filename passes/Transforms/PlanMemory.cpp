@@ -174,7 +174,11 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
         if (it == bufferOf.end() || llvm::is_contained(claimed, it->second))
           continue;
         const MemoryPlan::Buffer &buffer = plan.buffers[it->second];
-        if (buffer.end == static_cast<int64_t>(i) && buffer.bytes == *bytes) {
+        // A reshape aliases its operand even while that lives on: no op
+        // writes a value after defining it, and a later op writes over the
+        // shared buffer only where the union of their intervals ends.
+        bool endsHere = buffer.end == static_cast<int64_t>(i);
+        if ((endsHere || isa<ReshapeOp>(op)) && buffer.bytes == *bytes) {
           reused = it->second;
           break;
         }
@@ -234,6 +238,14 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
     for (Value value : buffer.values)
       plan.offsets[value] = buffer.offset;
   return plan;
+}
+
+/// `value` read back through reshapes: values of one root hold the same
+/// bytes (genesis-plan-memory's reshape aliases).
+static Value reshapeRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
 }
 
 LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
@@ -311,13 +323,18 @@ LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
           current.offset >= other->offset + other->bytes)
         continue;
       Operation *op = current.value.getOwner();
+      bool aliases = current.offset == other->offset &&
+                     current.bytes == other->bytes &&
+                     reshapeRoot(current.value) == reshapeRoot(other->value);
       bool inPlace =
-          other->end == current.start && other->offset == current.offset &&
-          other->bytes == current.bytes &&
-          llvm::any_of(getReusableOperands(op, current.value.getResultNumber()),
-                       [&](unsigned operand) {
-                         return op->getOperand(operand) == other->value;
-                       });
+          aliases ||
+          (other->end == current.start && other->offset == current.offset &&
+           other->bytes == current.bytes &&
+           llvm::any_of(
+               getReusableOperands(op, current.value.getResultNumber()),
+               [&](unsigned operand) {
+                 return op->getOperand(operand) == other->value;
+               }));
       if (!inPlace)
         return fail(op) << "result #" << current.value.getResultNumber()
                         << " overlaps a live value defined by '"

@@ -571,6 +571,9 @@ GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
   case plan::Epilogue::BiasGelu:
     epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
     break;
+  case plan::Epilogue::DGelu:
+    epilogue = CUBLASLT_EPILOGUE_DGELU;
+    break;
   }
   setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue));
   // Every batch adds the same bias: CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE
@@ -579,6 +582,14 @@ GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
     setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
             static_cast<const void *>(
                 devicePointer(state.addresses[*gemm.bias()])));
+  // aux is m x n row-major: the column-major n x m of C (see GemmStep),
+  // leading dimension n.
+  if (gemm.aux()) {
+    setDesc(
+        CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+        static_cast<const void *>(devicePointer(state.addresses[*gemm.aux()])));
+    setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(gemm.n()));
+  }
 
   int64_t m = gemm.m(), n = gemm.n(), k = gemm.k();
   int64_t batchCount = gemm.batch_count();

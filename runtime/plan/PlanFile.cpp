@@ -649,6 +649,9 @@ private:
     const plan::Tensor *bias =
         gemm.bias() ? &checkOperand(field, "bias", *gemm.bias(), access, false)
                     : nullptr;
+    const plan::Tensor *aux =
+        gemm.aux() ? &checkOperand(field, "aux", *gemm.aux(), access, false)
+                   : nullptr;
 
     DType dtype = toDType(a.dtype());
     // cuBLASLt also multiplies 16-bit floats (accumulating in f32).
@@ -661,7 +664,8 @@ private:
                (onCuda ? "f32, f64, f16 and bf16" : "f32 and f64") + ", not " +
                dtypeName(dtype));
     for (const auto &[name, entry] :
-         {std::pair{"b", &b}, std::pair{"c", &c}, std::pair{"bias", bias}})
+         {std::pair{"b", &b}, std::pair{"c", &c}, std::pair{"bias", bias},
+          std::pair{"aux", aux}})
       if (entry && toDType(entry->dtype()) != dtype)
         fail(field + "." + name,
              std::string("dtype ") + dtypeName(toDType(entry->dtype())) +
@@ -673,6 +677,8 @@ private:
              std::string("c must not be the same tensor as ") + name);
     if (bias && *gemm.bias() == gemm.c())
       fail(field + ".c", "c must not be the same tensor as bias");
+    if (aux && *gemm.aux() == gemm.c())
+      fail(field + ".c", "c must not be the same tensor as aux");
 
     for (const auto &[name, value] :
          {std::pair{"m", gemm.m()}, std::pair{"n", gemm.n()},
@@ -715,6 +721,17 @@ private:
     if (!addsBias && bias)
       fail(field + ".bias", std::string("a bias is given but epilogue ") +
                                 epilogueName(epilogue) + " adds none");
+    bool readsAux = epilogue == plan::Epilogue::DGelu;
+    if (readsAux != (aux != nullptr))
+      fail(field + ".aux", std::string("epilogue ") + epilogueName(epilogue) +
+                               (readsAux ? " needs" : " takes no") +
+                               " aux tensor");
+    if (aux) {
+      if (gemm.batch_count() != 1)
+        fail(field + ".batch_count", "epilogue dgelu takes one batch, not " +
+                                         std::to_string(gemm.batch_count()));
+      checkGemmOperand(field, "aux", *aux, m, n, m * n, 1);
+    }
     if (bias) {
       int64_t numel = static_cast<int64_t>(bias->bytes() / dtypeSize(dtype));
       if (numel != n)
@@ -896,6 +913,8 @@ const char *epilogueName(plan::Epilogue epilogue) {
     return "gelu";
   case plan::Epilogue::BiasGelu:
     return "bias_gelu";
+  case plan::Epilogue::DGelu:
+    return "dgelu";
   }
   return "?";
 }
@@ -1058,6 +1077,8 @@ void describeStepDetails(const PlanFile &planFile, const plan::Step &step,
       os << " + " << gemm.beta() << " * " << name(gemm.c());
     if (gemm.bias())
       os << ", bias " << name(*gemm.bias());
+    if (gemm.aux())
+      os << ", aux " << name(*gemm.aux());
     if (gemm.batch_count() != 1)
       os << ", strides (" << gemm.stride_a() << ", " << gemm.stride_b() << ", "
          << gemm.stride_c() << ")";
@@ -1159,6 +1180,8 @@ GemmDesc gemmDescOf(const plan::Gemm &gemm) {
   desc.c = gemm.c();
   if (gemm.bias())
     desc.bias = *gemm.bias();
+  if (gemm.aux())
+    desc.aux = *gemm.aux();
   desc.m = gemm.m();
   desc.n = gemm.n();
   desc.k = gemm.k();
@@ -1325,11 +1348,14 @@ std::vector<uint8_t> PlanBuilder::payload() const {
         flatbuffers::Optional<uint32_t> bias = flatbuffers::nullopt;
         if (gemm.bias)
           bias = *gemm.bias;
+        flatbuffers::Optional<uint32_t> aux = flatbuffers::nullopt;
+        if (gemm.aux)
+          aux = *gemm.aux;
         kind = plan::CreateGemm(fbb, gemm.a, gemm.b, gemm.c, bias, gemm.m,
                                 gemm.n, gemm.k, gemm.batchCount, gemm.strideA,
                                 gemm.strideB, gemm.strideC, gemm.transposeA,
                                 gemm.transposeB, gemm.alpha, gemm.beta,
-                                gemm.epilogue, gemm.allowTf32)
+                                gemm.epilogue, gemm.allowTf32, aux)
                    .Union();
         break;
       }

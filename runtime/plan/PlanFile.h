@@ -166,6 +166,8 @@ struct GemmDesc {
   uint32_t b = 0;
   uint32_t c = 0;
   std::optional<uint32_t> bias;
+  /// The DGelu epilogue's GELU inputs (m x n).
+  std::optional<uint32_t> aux;
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;

@@ -3,6 +3,7 @@
 #include "runtime/session/Session.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/support/Error.h"
+#include "runtime/support/Gelu.h"
 #include "runtime/support/MemFile.h"
 
 #include <cblas.h>
@@ -290,14 +291,9 @@ void blasGemm(bool transposeA, bool transposeB, int m, int n, int k,
               ldb, beta, c, ldc);
 }
 
-double gelu(double x) {
-  constexpr double kSqrt2OverPi = 0.79788456080286535588;
-  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-}
-
 template <typename T>
-void runGemm(const GemmDesc &gemm, const T *a, const T *b, T *c,
-             const T *bias) {
+void runGemm(const GemmDesc &gemm, const T *a, const T *b, T *c, const T *bias,
+             const T *aux) {
   int m = static_cast<int>(gemm.m), n = static_cast<int>(gemm.n),
       k = static_cast<int>(gemm.k);
   int lda = gemm.transposeA ? m : k;
@@ -307,13 +303,15 @@ void runGemm(const GemmDesc &gemm, const T *a, const T *b, T *c,
               gemm.epilogue == plan::Epilogue::BiasRelu;
   bool applyGelu = gemm.epilogue == plan::Epilogue::Gelu ||
                    gemm.epilogue == plan::Epilogue::BiasGelu;
+  // The plan loader admits aux with DGelu only, for one batch.
+  bool geluGradient = gemm.epilogue == plan::Epilogue::DGelu;
   for (int64_t batch = 0; batch < gemm.batchCount; ++batch) {
     T *cBatch = c + batch * gemm.strideC;
     blasGemm(gemm.transposeA, gemm.transposeB, m, n, k,
              static_cast<T>(gemm.alpha), a + batch * gemm.strideA, lda,
              b + batch * gemm.strideB, ldb, static_cast<T>(gemm.beta), cBatch,
              n);
-    if (!addBias && !relu && !applyGelu)
+    if (!addBias && !relu && !applyGelu && !geluGradient)
       continue;
     for (int64_t i = 0; i < int64_t(m) * n; ++i) {
       T value = cBatch[i];
@@ -322,7 +320,9 @@ void runGemm(const GemmDesc &gemm, const T *a, const T *b, T *c,
       if (relu)
         value = value > T(0) ? value : T(0);
       if (applyGelu)
-        value = static_cast<T>(gelu(value));
+        value = static_cast<T>(geluTanh(value));
+      if (geluGradient)
+        value = static_cast<T>(value * geluTanhDerivative(aux[i]));
       cBatch[i] = value;
     }
   }
@@ -374,16 +374,19 @@ void Session::Impl::execute(CompiledStep &step,
   } else if (auto *gemm = std::get_if<GemmOp>(&step.op)) {
     const GemmDesc &desc = gemm->desc;
     void *bias = desc.bias ? data[*desc.bias] : nullptr;
+    void *aux = desc.aux ? data[*desc.aux] : nullptr;
     if (gemm->dtype == DType::F32)
       runGemm(desc, static_cast<const float *>(data[desc.a]),
               static_cast<const float *>(data[desc.b]),
               static_cast<float *>(data[desc.c]),
-              static_cast<const float *>(bias));
+              static_cast<const float *>(bias),
+              static_cast<const float *>(aux));
     else
       runGemm(desc, static_cast<const double *>(data[desc.a]),
               static_cast<const double *>(data[desc.b]),
               static_cast<double *>(data[desc.c]),
-              static_cast<const double *>(bias));
+              static_cast<const double *>(bias),
+              static_cast<const double *>(aux));
   } else if (auto *copy = std::get_if<CopyOp>(&step.op)) {
     // The planner may give non-overlapping lifetimes the same bytes, and a
     // copy of a tensor onto itself is harmless, so regions may overlap.

@@ -459,6 +459,89 @@ TEST(CudaBackend, MatmulsThroughCublasLt) {
                    kF32);
 }
 
+/// `%d` = the tanh GELU's derivative at `x` (of f32 type `type`), written
+/// as autodiff writes it.
+std::string geluTanhDerivativeIr(const std::string &x,
+                                 const std::string &type) {
+  std::string ir;
+  auto op = [&](const std::string &line) { ir += "      " + line + "\n"; };
+  for (auto [name, value] :
+       {std::pair{"c", "0.797884583"}, std::pair{"k", "4.471500e-02"},
+        std::pair{"k3", "1.341450e-01"}, std::pair{"one", "1.000000e+00"},
+        std::pair{"half", "5.000000e-01"}})
+    op(std::string("%") + name + " = genesis.constant dense<" + value +
+       "> : " + type);
+  for (const char *line :
+       {"%x2 = genesis.mul X, X", "%x3 = genesis.mul %x2, X",
+        "%kx3 = genesis.mul %x3, %k", "%sum = genesis.add X, %kx3",
+        "%inner = genesis.mul %sum, %c", "%t = genesis.tanh %inner",
+        "%a = genesis.mul %x2, %k3", "%b = genesis.add %a, %one",
+        "%dinner = genesis.mul %b, %c", "%t2 = genesis.mul %t, %t",
+        "%sech = genesis.sub %one, %t2", "%e = genesis.mul %sech, %dinner",
+        "%hx = genesis.mul X, %half", "%f = genesis.mul %hx, %e",
+        "%g = genesis.add %t, %one", "%h = genesis.mul %g, %half",
+        "%d = genesis.add %h, %f"}) {
+    std::string text = line;
+    for (size_t at = text.find('X'); at != std::string::npos;
+         at = text.find('X'))
+      text.replace(at, 1, x);
+    op(text + " : " + type);
+  }
+  return ir;
+}
+
+TEST(CudaBackend, GeluGradientEpilogue) {
+  // genesis-fuse-gelu-gradient: the cotangent's GEMM multiplies by GELU's
+  // derivative in cuBLASLt's DGELU epilogue, reading the GELU's input as
+  // aux; the bias gradient sums its result. f32 GEMMs within 1e-5 (the
+  // derivative in f32); bf16 GEMMs (the input stored in bf16, as the
+  // forward GEMM writes it) within the mixed-precision budget.
+  auto ir = [](const std::string &inputType, const std::string &widen) {
+    return R"(
+    func.func @f(%dy: tensor<64x128xf32>, %w: tensor<256x128xf32>, %in: tensor<64x256x)" +
+           inputType + R"(>)
+        -> (tensor<64x256xf32>, tensor<256xf32>) {
+      %dh = genesis.matmul %dy, %w transpose_rhs : tensor<64x128xf32>, tensor<256x128xf32>
+)" + widen +
+           geluTanhDerivativeIr("%xw", "tensor<64x256xf32>") +
+           R"(      %dx = genesis.mul %dh, %d : tensor<64x256xf32>
+      %db = genesis.reduce_sum %dx dims [0] : tensor<64x256xf32>
+      return %dx, %db : tensor<64x256xf32>, tensor<256xf32>
+    })";
+  };
+  std::string f32 =
+      ir("f32", "      %xw = genesis.add %in, %in : tensor<64x256xf32>\n");
+  std::string bf16 = ir("bf16", "      %xw = genesis.cast %in : "
+                                "tensor<64x256xbf16> to tensor<64x256xf32>\n");
+  for (auto [text, precision] :
+       {std::pair{&f32, ""}, std::pair{&bf16, "bf16"}}) {
+    SCOPED_TRACE(precision);
+    mlir::MLIRContext context;
+    context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(*text, &context);
+    ASSERT_TRUE(module);
+    PlanOptions options;
+    options.target = plan::Target::Cuda;
+    options.mixedPrecision = precision;
+    ASSERT_TRUE(mlir::succeeded(lowerForTarget(*module, {"f"}, options)));
+    int dgelu = 0, tanh = 0;
+    module->walk([&](mlir::Operation *op) {
+      if (auto call = llvm::dyn_cast<LibraryCallOp>(op))
+        dgelu += call.getEpilogue() == GemmEpilogue::dgelu;
+      tanh += llvm::isa<TanhOp>(op);
+    });
+    EXPECT_EQ(dgelu, 1);
+    EXPECT_EQ(tanh, 0);
+  }
+  // The f32 case's aux is x + x (a fusion's result, not an argument).
+  double f32Error = deviceError(f32, 91);
+  double bf16Error = deviceError(bf16, 91, {}, {}, "bf16");
+  if (f32Error >= 0) {
+    EXPECT_LE(f32Error, kF32);
+  }
+  EXPECT_ON_DEVICE(bf16Error, toleranceFor("bf16"));
+}
+
 TEST(CudaBackend, OptimizerUpdates) {
   // 3050 elements: the last thread's chunk of 8 is clamped to 2.
   const char *ir = R"(

@@ -53,6 +53,13 @@ int64_t bytesOf(mlir::Type type) {
          ((tensor.getElementType().getIntOrFloatBitWidth() + 7) / 8);
 }
 
+/// `value` read back through reshapes, which the planner aliases.
+mlir::Value reshapeRoot(mlir::Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
+}
+
 bool mayOverwrite(mlir::Operation *op, mlir::Value operand) {
   if (op->hasTrait<mlir::OpTrait::Elementwise>() || mlir::isa<ReshapeOp>(op))
     return true;
@@ -195,9 +202,13 @@ PlanFigures checkPlan(mlir::func::FuncOp function) {
       if (!together || !shareBytes)
         continue;
       mlir::Operation *op = second.value.getOwner();
+      // Reshapes of one value hold its bytes, whatever their lifetimes.
+      bool sameBytes =
+          first.offset == second.offset && first.bytes == second.bytes;
       bool inPlace =
-          first.end == second.start && first.offset == second.offset &&
-          first.bytes == second.bytes && mayOverwrite(op, first.value);
+          sameBytes &&
+          (reshapeRoot(first.value) == reshapeRoot(second.value) ||
+           (first.end == second.start && mayOverwrite(op, first.value)));
       EXPECT_TRUE(inPlace)
           << "a result of "
           << first.value.getOwner()->getName().getStringRef().str() << " ["
@@ -210,13 +221,15 @@ PlanFigures checkPlan(mlir::func::FuncOp function) {
   for (int64_t i = 0; i < static_cast<int64_t>(block.getOperations().size());
        ++i) {
     int64_t live = 0, aligned = 0, largestPadding = 0;
+    llvm::DenseSet<mlir::Value> counted; // reshapes share their root's bytes
     for (const Planned &value : planned)
       // A value defined at i and never read still takes space at i; an
       // operand dying at i (a filled splat first used there too) may give
       // its bytes to a result of i.
       if (value.start <= i &&
           (value.end > i ||
-           (value.end == value.start && value.start == i && !value.filled))) {
+           (value.end == value.start && value.start == i && !value.filled)) &&
+          counted.insert(reshapeRoot(value.value)).second) {
         int64_t padded = llvm::alignTo(value.bytes, kAlignment);
         live += value.bytes;
         aligned += padded;

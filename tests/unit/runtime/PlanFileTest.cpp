@@ -610,6 +610,28 @@ TEST(PlanFileTest, SemanticErrorsNameTheField) {
          p.builder.addGemm(p.forward, gemm);
        },
        "steps[4].bias: a bias is given but epilogue relu adds none"},
+      {"dgelu without aux",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.epilogue = plan::Epilogue::DGelu;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].aux: epilogue dgelu needs aux tensor"},
+      {"aux without dgelu",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.aux = p.x;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].aux: epilogue none takes no aux tensor"},
+      {"aux smaller than m x n",
+       [](ValidPlan &p) {
+         GemmDesc gemm = p.gemm();
+         gemm.aux = p.bias;
+         gemm.epilogue = plan::Epilogue::DGelu;
+         p.builder.addGemm(p.forward, gemm);
+       },
+       "steps[4].aux: 'b'"},
       {"bias of the wrong length",
        [](ValidPlan &p) {
          GemmDesc gemm = p.gemm();

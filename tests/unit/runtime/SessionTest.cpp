@@ -531,7 +531,7 @@ std::vector<int64_t> operandShape(int64_t rows, int64_t cols, int64_t stride,
 /// The reference: three nested loops in long double.
 HostArray naiveGemm(const GemmCase &c, const GemmDesc &g, const HostArray &a,
                     const HostArray &b, const HostArray &c0,
-                    const HostArray *bias) {
+                    const HostArray *bias, const HostArray *aux) {
   HostArray out = c0;
   for (int64_t batch = 0; batch < g.batchCount; ++batch)
     for (int64_t i = 0; i < g.m; ++i)
@@ -556,6 +556,15 @@ HostArray naiveGemm(const GemmCase &c, const GemmDesc &g, const HostArray &a,
           value = 0.5L * value *
                   (1 + std::tanh(std::sqrt(2 / M_PIl) *
                                  (value + 0.044715L * value * value * value)));
+        if (c.epilogue == plan::Epilogue::DGelu) {
+          // d/dx of the tanh GELU, x the aux element (i, j).
+          long double x = aux->getDouble(i * g.n + j);
+          long double t =
+              std::tanh(std::sqrt(2 / M_PIl) * (x + 0.044715L * x * x * x));
+          value *= 0.5L * (1 + t) + 0.5L * x * (1 - t * t) *
+                                        std::sqrt(2 / M_PIl) *
+                                        (1 + 3 * 0.044715L * x * x);
+        }
         out.setDouble(ci, static_cast<double>(value));
       }
   return out;
@@ -600,6 +609,10 @@ void checkGemm(const GemmCase &c, Generator &generator) {
     g.bias = input("bias", {g.n});
     inputs.push_back(*g.bias);
   }
+  if (c.epilogue == plan::Epilogue::DGelu) {
+    g.aux = input("aux", {g.m, g.n});
+    inputs.push_back(*g.aux);
+  }
   uint32_t f = builder.addFunction("gemm", inputs, {g.c});
   builder.addGemm(f, g);
   PlanFile planFile = planOf(builder);
@@ -613,7 +626,8 @@ void checkGemm(const GemmCase &c, Generator &generator) {
   }
   HostArray expected =
       naiveGemm(c, g, arrays.at("a"), arrays.at("b"), arrays.at("c"),
-                g.bias ? &arrays.at("bias") : nullptr);
+                g.bias ? &arrays.at("bias") : nullptr,
+                g.aux ? &arrays.at("aux") : nullptr);
   HostArray result = session.run("gemm", arrays).at("c");
   double tolerance = c.dtype == DType::F32 ? 2e-6 : 1e-14;
   for (int64_t i = 0; i < result.numel(); ++i)
@@ -626,7 +640,8 @@ TEST(SessionTest, GemmMatchesNaiveLoopsInEveryConfiguration) {
   Generator generator(42);
   const plan::Epilogue epilogues[] = {
       plan::Epilogue::None,     plan::Epilogue::Bias, plan::Epilogue::Relu,
-      plan::Epilogue::BiasRelu, plan::Epilogue::Gelu, plan::Epilogue::BiasGelu};
+      plan::Epilogue::BiasRelu, plan::Epilogue::Gelu, plan::Epilogue::BiasGelu,
+      plan::Epilogue::DGelu};
   int checked = 0;
   for (DType dtype : {DType::F32, DType::F64})
     for (bool transposeA : {false, true})
@@ -634,12 +649,15 @@ TEST(SessionTest, GemmMatchesNaiveLoopsInEveryConfiguration) {
         for (plan::Epilogue epilogue : epilogues)
           for (int64_t batchCount : {1, 3})
             for (double beta : {0.0, 0.5}) {
+              // DGelu's aux is one m x n matrix: one batch.
+              if (epilogue == plan::Epilogue::DGelu && batchCount != 1)
+                continue;
               checkGemm(
                   {dtype, transposeA, transposeB, epilogue, batchCount, beta},
                   generator);
               ++checked;
             }
-  EXPECT_EQ(checked, 192);
+  EXPECT_EQ(checked, 208);
 }
 
 TEST(SessionTest, GemmsChainThroughTheArena) {

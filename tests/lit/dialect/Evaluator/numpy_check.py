@@ -303,6 +303,13 @@ def gelu_tanh(x):
                                     (x + 0.044715 * x ** 3)))
 
 
+def gelu_tanh_derivative(x):
+    """d/dx gelu_tanh: (1 + t)/2 + x/2 (1 - t^2) c (1 + 3k x^2)."""
+    c, k = math.sqrt(2.0 / math.pi), 0.044715
+    t = np.tanh(c * (x + k * x ** 3))
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x)
+
+
 def sign_ref(x):
     with np.errstate(invalid="ignore"):
         return np.where(np.isnan(x), x, np.where(x > 0, 1.0,
@@ -1302,7 +1309,8 @@ def check_structure(h):
              ("relu", (7, 5), (7, 4), True, False, 1.0),
              ("bias_relu", (2, 5, 7), (2, 4, 7), False, True, 1.0),
              ("gelu", (5, 7), (7, 4), False, False, 2.0),
-             ("bias_gelu", (7, 5), (4, 7), True, True, 0.75)]
+             ("bias_gelu", (7, 5), (4, 7), True, True, 0.75),
+             ("dgelu", (5, 7), (4, 7), False, True, 1.5)]
     for epilogue, ls, rs, tl, tr, alpha in cases:
         for dtype in (F32, F64):
             label = MLIR_DTYPE[np.dtype(dtype)]
@@ -1323,7 +1331,12 @@ def check_structure(h):
                 r = r + f64(bias)
             if epilogue.endswith("relu"):
                 r = np.maximum(r, 0.0)
-            if epilogue.endswith("gelu"):
+            if epilogue == "dgelu":
+                aux = normal(rng, r.shape, dtype)
+                inputs.append(aux)
+                flags += f" aux %a{len(inputs) - 1}"
+                r = r * gelu_tanh_derivative(f64(aux))
+            elif epilogue.endswith("gelu"):
                 r = gelu_tanh(r)  # cuBLASLt's gelu is the tanh approximation
             out = to_dtype(r, dtype)
             types = ", ".join(ty(i) for i in inputs)

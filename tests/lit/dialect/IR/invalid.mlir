@@ -146,7 +146,7 @@ func.func @direction_out_of_range(%a: tensor<4xf32>) {
 // -----
 
 func.func @unknown_epilogue(%a: tensor<2x2xf32>) {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'epilogue' [none, bias, relu, bias_relu, gelu, bias_gelu]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'epilogue' [none, bias, relu, bias_relu, gelu, bias_gelu, dgelu]}}
   %0 = genesis.library_call silu %a, %a : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return
 }
@@ -899,6 +899,42 @@ func.func @library_call_contraction(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
   // expected-error @+2 {{'genesis.library_call' op contraction dimensions differ: lhs 'tensor<2x3xf32>' has K = 3, rhs 'tensor<2x4xf32>' (transposed) has K = 4}}
   // expected-error @+1 {{'genesis.library_call' op failed to infer returned types}}
   %0 = genesis.library_call relu %a, %b transpose_rhs : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @dgelu_without_aux(%a: tensor<2x8xf32>, %b: tensor<8x8xf32>) {
+  // expected-error @+2 {{'genesis.library_call' op epilogue 'dgelu' needs aux operand}}
+  // expected-error @+1 {{'genesis.library_call' op failed to infer returned types}}
+  %0 = genesis.library_call dgelu %a, %b : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @aux_without_dgelu(%a: tensor<2x8xf32>, %b: tensor<8x8xf32>) {
+  // expected-error @+2 {{'genesis.library_call' op epilogue 'gelu' takes no aux operand}}
+  // expected-error @+1 {{'genesis.library_call' op failed to infer returned types}}
+  %0 = genesis.library_call gelu %a, %b aux %a : (tensor<2x8xf32>, tensor<8x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @dgelu_aux_type(%a: tensor<2x8xf32>, %b: tensor<8x8xf32>, %x: tensor<16xf32>) {
+  // expected-error @+2 {{'genesis.library_call' op aux operand of type 'tensor<16xf32>' differs from the result type 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{'genesis.library_call' op failed to infer returned types}}
+  %0 = genesis.library_call dgelu %a, %b aux %x : (tensor<2x8xf32>, tensor<8x8xf32>, tensor<16xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @dgelu_batched(%a: tensor<2x2x8xf32>, %b: tensor<2x8x8xf32>) {
+  // expected-error @+2 {{'genesis.library_call' op epilogue 'dgelu' takes rank-2 operands (one GEMM)}}
+  // expected-error @+1 {{'genesis.library_call' op failed to infer returned types}}
+  %0 = genesis.library_call dgelu %a, %b aux %a : (tensor<2x2x8xf32>, tensor<2x8x8xf32>, tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
   return
 }
 

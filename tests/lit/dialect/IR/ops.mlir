@@ -616,6 +616,16 @@ func.func @library_call(%x: tensor<64x784xf32>, %w: tensor<256x784xf32>, %b: ten
 
 // -----
 
+// dgelu takes the GELU's input as aux, of the result's type.
+// CHECK-LABEL: func.func @library_call_dgelu(
+// CHECK-NEXT:    %0 = genesis.library_call dgelu %arg0, %arg1 transpose_rhs aux %arg2 : (tensor<8x4xbf16>, tensor<16x4xbf16>, tensor<8x16xbf16>) -> tensor<8x16xbf16>
+func.func @library_call_dgelu(%dy: tensor<8x4xbf16>, %w: tensor<16x4xbf16>, %x: tensor<8x16xbf16>) -> tensor<8x16xbf16> {
+  %0 = genesis.library_call dgelu %dy, %w transpose_rhs aux %x : (tensor<8x4xbf16>, tensor<16x4xbf16>, tensor<8x16xbf16>) -> tensor<8x16xbf16>
+  return %0 : tensor<8x16xbf16>
+}
+
+// -----
+
 // The kernel and launch attributes genesis-lower-cuda records round-trip;
 // a 3-D grid and block with dynamic shared memory is a valid launch.
 // CHECK-LABEL: func.func @kernel_and_launch(
