@@ -491,11 +491,16 @@ std::string geluTanhDerivativeIr(const std::string &x,
 }
 
 TEST(CudaBackend, GeluGradientEpilogue) {
-  // genesis-fuse-gelu-gradient: the cotangent's GEMM multiplies by GELU's
-  // derivative in cuBLASLt's DGELU epilogue, reading the GELU's input as
-  // aux; the bias gradient sums its result. f32 GEMMs within 1e-5 (the
-  // derivative in f32); bf16 GEMMs (the input stored in bf16, as the
-  // forward GEMM writes it) within the mixed-precision budget.
+  // genesis-fuse-gelu-gradient: a bf16 cotangent GEMM multiplies by GELU's
+  // derivative in cuBLASLt's DGELU epilogue, reading the GELU's input (in
+  // bf16, as the forward GEMM writes it) as aux; the bias gradient sums its
+  // result. Inputs of O(1) products (weights of 1/sqrt(K), K = 128) and x
+  // over GELU's curved range (-3, 3). Budget 4e-2: the bias gradient sums
+  // 64 rows of the bf16-rounded result (as autocast's bias gradient sums
+  // bf16 rows); an f64 emulation of bf16 operands and result reaches 5.5e-3
+  // on the result and 1.7e-2 on the sum over 20 seeds, and the H200
+  // measured 1.85e-2. An f32 GEMM keeps the derivative in a fusion (1e-5):
+  // the epilogue's approximate tanh was 5.4e-4 off in f32 on the H200.
   auto ir = [](const std::string &inputType, const std::string &widen) {
     return R"(
     func.func @f(%dy: tensor<64x128xf32>, %w: tensor<256x128xf32>, %in: tensor<64x256x)" +
@@ -513,8 +518,8 @@ TEST(CudaBackend, GeluGradientEpilogue) {
       ir("f32", "      %xw = genesis.add %in, %in : tensor<64x256xf32>\n");
   std::string bf16 = ir("bf16", "      %xw = genesis.cast %in : "
                                 "tensor<64x256xbf16> to tensor<64x256xf32>\n");
-  for (auto [text, precision] :
-       {std::pair{&f32, ""}, std::pair{&bf16, "bf16"}}) {
+  for (auto [text, precision, fused] :
+       {std::tuple{&f32, "", 0}, std::tuple{&bf16, "bf16", 1}}) {
     SCOPED_TRACE(precision);
     mlir::MLIRContext context;
     context.loadDialect<GenesisDialect, mlir::func::FuncDialect>();
@@ -530,16 +535,25 @@ TEST(CudaBackend, GeluGradientEpilogue) {
         dgelu += call.getEpilogue() == GemmEpilogue::dgelu;
       tanh += llvm::isa<TanhOp>(op);
     });
-    EXPECT_EQ(dgelu, 1);
-    EXPECT_EQ(tanh, 0);
+    EXPECT_EQ(dgelu, fused);
+    EXPECT_EQ(tanh, 1 - fused);
   }
-  // The f32 case's aux is x + x (a fusion's result, not an argument).
-  double f32Error = deviceError(f32, 91);
-  double bf16Error = deviceError(bf16, 91, {}, {}, "bf16");
+  std::map<unsigned, HostArray> inputs{
+      {0, uniformArray({64, 128}, 1.0, 91)},
+      {1, uniformArray({256, 128}, 1.0 / std::sqrt(128.0), 92)},
+      {2, uniformArray({64, 256}, 1.5, 93)}};
+  double f32Error = deviceError(f32, 91, inputs);
+  HostArray x(DType::BF16, {64, 256});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.setDouble(i, 2 * inputs[2].getDouble(i));
+  inputs[2] = x;
+  constexpr double kSumOfRoundedRows = 4e-2;
+  double bf16Error =
+      deviceError(bf16, 91, inputs, {}, "bf16", kSumOfRoundedRows);
   if (f32Error >= 0) {
     EXPECT_LE(f32Error, kF32);
   }
-  EXPECT_ON_DEVICE(bf16Error, toleranceFor("bf16"));
+  EXPECT_ON_DEVICE(bf16Error, kSumOfRoundedRows);
 }
 
 TEST(CudaBackend, OptimizerUpdates) {
