@@ -532,8 +532,8 @@ def GenesisFuseGeluGradient
     elementwise, e.g. a bias added) is evaluated in f64 at 24 points of
     [-8, 8] and must equal the tanh GELU's derivative there within 1e-6
     relative (the expression's constants are f32: sqrt(2/pi) rounded to f32
-    is 3e-8 off). Users of dx that narrow it back to the matmul's type read the
-    library call's result directly. The rounding differs: dx is rounded to
+    is 3e-8 off). (genesis-sink-widening-casts then lets users that narrow
+    dx back to the matmul's type read the library call's result directly.) The rounding differs: dx is rounded to
     the matmul's type once (it was computed in f32 from the rounded dy);
     within bf16 tolerance. Run before genesis-sink-widening-casts and
     genesis-fuse.

@@ -14,6 +14,7 @@
 
 #include "dialect/IR/GenesisExpansions.h"
 #include "dialect/IR/GenesisOps.h"
+#include "runtime/support/Gelu.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -237,7 +238,7 @@ GENESIS_VJP(GeluOp) {
   if (getApproximate() == GeluApproximation::tanh) {
     // y = x/2 (1 + t), t = tanh(c (x + k x^3)):
     // y' = (1 + t)/2 + x/2 (1 - t^2) c (1 + 3k x^2).
-    const double c = std::sqrt(2.0 / M_PI), k = 0.044715;
+    const double c = kGeluTanhScale, k = kGeluTanhCubic;
     Value x2 = e.mul(x, x);
     Value inner = e.scale(e.add(x, e.scale(e.mul(x2, x), k)), c);
     Value t = TanhOp::create(builder, e.loc, inner);

@@ -411,10 +411,10 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       if (gemm.k == 0) {
         // A sum of no products is 0 (PyTorch's rule), and so are relu(0) and
         // gelu(0); with a bias the result would be the epilogue of the bias.
-        if (call.getBias())
+        if (call.getBias() || call.getAux())
           return op.emitError("compilePlan: a GEMM with an empty inner "
-                              "dimension and a bias epilogue is not "
-                              "supported, at ")
+                              "dimension and a bias or dgelu epilogue is "
+                              "not supported, at ")
                  << location;
         builder_.addFill(functionIndex, gemm.c, 0.0, location);
         continue;

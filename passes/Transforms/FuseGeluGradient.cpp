@@ -213,9 +213,12 @@ bool fuseIntoGemm(MulOp product) {
     // cuBLASLt's DGELU computes tanh approximately (5.4e-4 relative
     // measured in f32 on the H200): within a 16-bit GEMM's rounding only.
     auto gemmType = cast<RankedTensorType>(matmul.getType());
+    // An empty product (K = 0) is 0, as no GEMM step computes it.
+    auto lhsType = cast<RankedTensorType>(matmul.getLhs().getType());
     if (gemmType.getRank() != 2 ||
         !isa<BFloat16Type, Float16Type>(gemmType.getElementType()) ||
-        gemmType.getDimSize(1) % kAuxAlignment != 0)
+        gemmType.getDimSize(1) % kAuxAlignment != 0 ||
+        lhsType.getNumElements() == 0)
       continue;
     Value input = geluInputOf(product->getOperand(1 - side), gemmType);
     if (!input)
@@ -252,8 +255,12 @@ struct GenesisFuseGeluGradientPass
     : public genesis::impl::GenesisFuseGeluGradientBase<
           GenesisFuseGeluGradientPass> {
   void runOnOperation() override {
+    // Before genesis-fuse: the products are ops of the top-level block.
+    Block &body = getOperation().getBody().front();
     SmallVector<MulOp> products;
-    getOperation().walk([&](MulOp product) { products.push_back(product); });
+    for (Operation &op : body)
+      if (auto product = dyn_cast<MulOp>(op))
+        products.push_back(product);
     bool fused = false;
     for (MulOp product : products)
       fused |= fuseIntoGemm(product);
@@ -261,7 +268,6 @@ struct GenesisFuseGeluGradientPass
       return;
     // The derivatives' ops, now unread: one sweep from the end erases each
     // after its readers (canonicalization left no other dead op).
-    Block &body = getOperation().getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
       if (isOpTriviallyDead(&op))
         op.erase();

@@ -66,6 +66,14 @@ bool needsBuffer(Value value) {
   return !isSplatConstant(value) || isPlannedSplat(value);
 }
 
+/// `value` read back through reshapes: values of one root hold the same
+/// bytes (a reshape aliases its operand's buffer).
+Value reshapeRoot(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getOperand();
+  return value;
+}
+
 /// The operands of `op` whose buffer result `result` may take when they die
 /// at `op`, most preferred first.
 SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
@@ -88,6 +96,12 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
     SmallVector<Operation *> updates;
     for (Operation &inner : body.without_terminator())
       updates.push_back(&inner);
+    // Two inputs that are reshapes of one value share its bytes: an update
+    // writing over one would race with another reading the other.
+    llvm::SmallDenseSet<Value> roots;
+    for (Value input : fusion.getInputs())
+      if (!roots.insert(reshapeRoot(input)).second)
+        return {};
     if (!llvm::all_of(updates, isOptimizerUpdate) ||
         !updatesAreIndependent(updates))
       return {};
@@ -238,14 +252,6 @@ FailureOr<MemoryPlan> genesis::planMemory(func::FuncOp function,
     for (Value value : buffer.values)
       plan.offsets[value] = buffer.offset;
   return plan;
-}
-
-/// `value` read back through reshapes: values of one root hold the same
-/// bytes (genesis-plan-memory's reshape aliases).
-static Value reshapeRoot(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getOperand();
-  return value;
 }
 
 LogicalResult genesis::verifyMemoryPlan(func::FuncOp function,
