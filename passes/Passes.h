@@ -81,6 +81,13 @@ FusionOp mergeFusions(FusionOp producer, FusionOp consumer);
 /// (mergeFusions). Defined in MergeSideResults.cpp.
 bool inputsDefinedBefore(FusionOp fusion, mlir::Operation *anchor);
 
+/// The 16-bit value `value` widens (a genesis.cast from bf16 or f16 to a
+/// wider float), or null. Defined in SinkWideningCasts.cpp.
+mlir::Value widenedFrom(mlir::Value value);
+
+/// The element of a splat floating-point constant. Defined in Fuse.cpp.
+std::optional<double> splatFloat(mlir::Value value);
+
 /// Whether `fusion` computes element by element over `shape`: elementwise
 /// ops, broadcasts and splat constants only, every result of `shape`
 /// (genesis-merge-side-results and genesis-merge-sibling-loops merge such

@@ -111,19 +111,6 @@ Value otherOperand(Operation *user, Value value) {
                                       : user->getOperand(0);
 }
 
-/// The element of a splat floating-point constant.
-std::optional<double> splatFloat(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant || !constant.getValue().isSplat() ||
-      !isa<FloatType>(constant.getValue().getElementType()))
-    return std::nullopt;
-  APFloat element = constant.getValue().getSplatValue<APFloat>();
-  bool losesInfo = false;
-  element.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                  &losesInfo);
-  return element.convertToDouble();
-}
-
 /// Replaces `call` and its sole user by one call when rule 1 allows it;
 /// returns the new call, or null. A reshape between them that keeps the
 /// last dimension (a linear layer's rows put back into their batch shape)
@@ -197,6 +184,18 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
 }
 
 } // namespace
+
+std::optional<double> genesis::splatFloat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant || !constant.getValue().isSplat() ||
+      !isa<FloatType>(constant.getValue().getElementType()))
+    return std::nullopt;
+  APFloat element = constant.getValue().getSplatValue<APFloat>();
+  bool losesInfo = false;
+  element.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+  return element.convertToDouble();
+}
 
 void genesis::formLibraryCalls(func::FuncOp function, bool absorbEpilogues) {
   SmallVector<MatmulOp> matmuls;

@@ -9,7 +9,6 @@
 #include "runtime/support/Gelu.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -36,24 +35,14 @@ constexpr double kRelativeTolerance = 1e-6;
 /// cuBLASLt's aux leading dimension (the last one) is a multiple of this.
 constexpr int64_t kAuxAlignment = 8;
 
-/// Whether `op` widens a float to a wider float.
-bool isWidening(Operation *op) {
-  auto cast = dyn_cast<CastOp>(op);
-  if (!cast)
-    return false;
-  auto from =
-      dyn_cast<FloatType>(getElementTypeOrSelf(cast->getOperand(0).getType()));
-  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
-  return from && to && from.getWidth() < to.getWidth();
-}
-
-/// `value` read back through reshapes and at most one widening cast; the
+/// `value` read back through reshapes and at most one widening cast (from
+/// bf16 or f16); the
 /// ops passed, from `value` towards the source, go to `path` when given.
 Value sourceThroughWidening(Value value,
                             SmallVectorImpl<Operation *> *path = nullptr) {
   bool widened = false;
   while (Operation *op = value.getDefiningOp()) {
-    bool widening = isWidening(op);
+    bool widening = widenedFrom(value) != nullptr;
     if (!isa<ReshapeOp>(op) && !(widening && !widened))
       break;
     widened |= widening;
@@ -89,7 +78,7 @@ public:
       if (!op || !isKnown(op))
         continue;
       for (Value operand : op->getOperands())
-        if (!splat(operand) && !llvm::is_contained(values, operand))
+        if (!splatFloat(operand) && !llvm::is_contained(values, operand))
           values.push_back(operand);
     }
     return values;
@@ -106,13 +95,6 @@ private:
   static constexpr int kMaxDepth = 64;
   static constexpr size_t kMaxCandidates = 64;
 
-  static std::optional<double> splat(Value value) {
-    DenseFPElementsAttr attr;
-    if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat())
-      return std::nullopt;
-    return attr.getSplatValue<APFloat>().convertToDouble();
-  }
-
   static bool isKnown(Operation *op) {
     return isa<AddOp, SubOp, MulOp, DivOp, NegOp, TanhOp, ExpOp, ReshapeOp>(
                op) ||
@@ -125,7 +107,7 @@ private:
   /// expression is a DAG: x^2 feeds several ops).
   bool readsOnlyLeaf(Value value, int depth,
                      llvm::DenseSet<Value> &checked) const {
-    if (value == leaf_ || checked.contains(value) || splat(value))
+    if (value == leaf_ || checked.contains(value) || splatFloat(value))
       return true;
     Operation *op = value.getDefiningOp();
     if (depth > kMaxDepth || !op || !isKnown(op) ||
@@ -141,7 +123,7 @@ private:
                   llvm::DenseMap<Value, double> &values) const {
     if (value == leaf_)
       return x;
-    if (std::optional<double> constant = splat(value))
+    if (std::optional<double> constant = splatFloat(value))
       return *constant;
     auto known = values.find(value);
     if (known != values.end())

@@ -21,11 +21,7 @@ namespace genesis {
 using namespace mlir;
 using namespace genesis;
 
-namespace {
-
-/// The 16-bit value `value` widens (a genesis.cast from bf16 or f16 to a
-/// wider float), or null.
-Value widenedFrom(Value value) {
+Value genesis::widenedFrom(Value value) {
   auto cast = value.getDefiningOp<CastOp>();
   if (!cast)
     return {};
@@ -36,6 +32,8 @@ Value widenedFrom(Value value) {
     return {};
   return cast.getOperand();
 }
+
+namespace {
 
 RankedTensorType withElement(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
