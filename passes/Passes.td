@@ -541,6 +541,38 @@ def GenesisFuseGeluGradient
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisPackAttention
+    : Pass<"genesis-pack-attention", "mlir::func::FuncOp"> {
+  let summary = "Fused attention reading its packed q/k/v projection in place (CUDA)";
+  let description = [{
+    A model that computes q, k and v with one projection (GPT-2's `c_attn`)
+    splits its token-major rows, `[B, S, (Hq + 2 Hkv) D]`, into three slices
+    and transposes each to head-major `[B, H, S, D]`; attention's result is
+    transposed back for the output projection, and the backward transposes
+    and concatenates the three gradients again: per layer seven copies of
+    activations that cuDNN does not need, since it reads and writes strided
+    views.
+
+    Algorithm, per `genesis.fused_attention` `a` whose query, key and value
+    are each `transpose(reshape(slice(P)), [0, 2, 1, 3])` of one rank-3
+    `P`, the slices taking whole rows' columns [0, Hq D), [Hq D,
+    (Hq + Hkv) D) and [(Hq + Hkv) D, (Hq + 2 Hkv) D) with unit strides, and
+    `P`'s last dimension exactly (Hq + 2 Hkv) D:
+    1. `%o, %lse = genesis.packed_attention P` replaces `a`; `a`'s users read
+       `transpose(reshape(%o), [0, 2, 1, 3])`;
+    2. each `genesis.fused_attention_grad` of `a` (its operands, `out`,
+       `logsumexp`, causal and scale) becomes `genesis.packed_attention_grad
+       P, %o, reshape(transpose(out_grad)), %lse`; its three gradients are
+       the packed gradient's column slices, made head-major the same way.
+    The canonicaliser that runs next folds the transposes back to back and
+    the concatenation of adjacent slices, so the projection's output and
+    gradient GEMMs read and write the packed tensors directly. Run after
+    genesis-fused-attention and genesis-sink-widening-casts (which leave the
+    slices, reshapes and transposes in 16 bits, next to each other).
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisSinkWideningCasts
     : Pass<"genesis-sink-widening-casts", "mlir::func::FuncOp"> {
   let summary = "Data movement of widened 16-bit values done in 16 bits (CUDA)";

@@ -40,7 +40,8 @@ LogicalResult addTrainStep(OpPassManager &pm,
 }
 
 /// canonicalize, CSE[, genesis-fuse-gelu-gradient,
-/// genesis-sink-widening-casts], genesis-fuse.
+/// genesis-sink-widening-casts, genesis-pack-attention, canonicalize],
+/// genesis-fuse.
 void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
                bool forCuda = false) {
   functionPm.addPass(createCanonicalizerPass());
@@ -49,6 +50,11 @@ void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
     functionPm.addPass(createGenesisFuseGeluGradient());
   if (forCuda)
     functionPm.addPass(createGenesisSinkWideningCasts());
+  if (forCuda && options.fuse) {
+    functionPm.addPass(createGenesisPackAttention());
+    // Folds the transposes and slices it leaves around the packed tensors.
+    functionPm.addPass(createCanonicalizerPass());
+  }
   functionPm.addPass(createGenesisFuse(GenesisFuseOptions{options.fuse}));
 }
 

@@ -137,4 +137,73 @@ void evaluateAttentionGrad(const AttentionInputs &inputs,
       results[r]->setDouble(i, (*sources[r])[i]);
 }
 
+namespace {
+
+/// Heads [first, first + count) of token-major `packed`, [B, S, N] whose
+/// rows hold heads `headDim` wide side by side, as a row-major
+/// [B, count, S, headDim] array of `packed`'s dtype.
+HostArray unpackHeads(const HostArray &packed, int64_t first, int64_t count,
+                      int64_t headDim) {
+  int64_t batch = packed.shape()[0], length = packed.shape()[1],
+          width = packed.shape()[2];
+  HostArray heads(packed.dtype(), {batch, count, length, headDim});
+  int64_t index = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < count; ++h)
+      for (int64_t i = 0; i < length; ++i)
+        for (int64_t c = 0; c < headDim; ++c)
+          heads.setDouble(index++, packed.getDouble((b * length + i) * width +
+                                                    (first + h) * headDim + c));
+  return heads;
+}
+
+/// Writes head-major `heads`, [B, count, S, D], into heads
+/// [first, first + count) of token-major `packed` [B, S, N].
+void packHeads(const HostArray &heads, int64_t first, HostArray &packed) {
+  int64_t batch = heads.shape()[0], count = heads.shape()[1],
+          length = heads.shape()[2], headDim = heads.shape()[3],
+          width = packed.shape()[2];
+  int64_t index = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < count; ++h)
+      for (int64_t i = 0; i < length; ++i)
+        for (int64_t c = 0; c < headDim; ++c)
+          packed.setDouble((b * length + i) * width + (first + h) * headDim + c,
+                           heads.getDouble(index++));
+}
+
+} // namespace
+
+void evaluatePackedAttention(const HostArray &qkv, int64_t queryHeads,
+                             int64_t kvHeads, bool causal, double scale,
+                             HostArray &out, HostArray &logSumExp) {
+  int64_t headDim = qkv.shape()[2] / (queryHeads + 2 * kvHeads);
+  HostArray query = unpackHeads(qkv, 0, queryHeads, headDim),
+            key = unpackHeads(qkv, queryHeads, kvHeads, headDim),
+            value = unpackHeads(qkv, queryHeads + kvHeads, kvHeads, headDim);
+  HostArray heads(out.dtype(), query.shape());
+  evaluateAttention({query, key, value, nullptr, causal, scale}, heads,
+                    &logSumExp);
+  packHeads(heads, 0, out);
+}
+
+void evaluatePackedAttentionGrad(const HostArray &qkv, const HostArray &outGrad,
+                                 int64_t queryHeads, int64_t kvHeads,
+                                 bool causal, double scale,
+                                 HostArray &qkvGrad) {
+  int64_t headDim = qkv.shape()[2] / (queryHeads + 2 * kvHeads);
+  HostArray query = unpackHeads(qkv, 0, queryHeads, headDim),
+            key = unpackHeads(qkv, queryHeads, kvHeads, headDim),
+            value = unpackHeads(qkv, queryHeads + kvHeads, kvHeads, headDim);
+  HostArray queryGrad(qkvGrad.dtype(), query.shape()),
+      keyGrad(qkvGrad.dtype(), key.shape()),
+      valueGrad(qkvGrad.dtype(), value.shape());
+  evaluateAttentionGrad({query, key, value, nullptr, causal, scale},
+                        unpackHeads(outGrad, 0, queryHeads, headDim), queryGrad,
+                        keyGrad, valueGrad);
+  packHeads(queryGrad, 0, qkvGrad);
+  packHeads(keyGrad, queryHeads, qkvGrad);
+  packHeads(valueGrad, queryHeads + kvHeads, qkvGrad);
+}
+
 } // namespace genesis

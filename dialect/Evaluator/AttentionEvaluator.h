@@ -50,6 +50,19 @@ void evaluateAttentionGrad(const AttentionInputs &inputs,
                            const HostArray &outGrad, HostArray &queryGrad,
                            HostArray &keyGrad, HostArray &valueGrad);
 
+/// genesis.packed_attention: query, key and value are the parts of each
+/// token's row of `qkv`, [B, S, (Hq + 2 Hkv) D]; `out` is [B, S, Hq D].
+/// The same values as evaluateAttention of the unpacked heads.
+void evaluatePackedAttention(const HostArray &qkv, int64_t queryHeads,
+                             int64_t kvHeads, bool causal, double scale,
+                             HostArray &out, HostArray &logSumExp);
+
+/// genesis.packed_attention_grad: writes the cotangent of `qkv` given that
+/// of the result, `outGrad` [B, S, Hq D].
+void evaluatePackedAttentionGrad(const HostArray &qkv, const HostArray &outGrad,
+                                 int64_t queryHeads, int64_t kvHeads,
+                                 bool causal, double scale, HostArray &qkvGrad);
+
 } // namespace genesis
 
 #endif // GENESIS_DIALECT_EVALUATOR_ATTENTIONEVALUATOR_H

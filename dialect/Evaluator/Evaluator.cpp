@@ -269,6 +269,10 @@ private:
         .Case([&](AttentionGradOp o) { return attentionGrad(o); })
         .Case([&](FusedAttentionOp o) { return fusedAttention(o); })
         .Case([&](FusedAttentionGradOp o) { return fusedAttentionGrad(o); })
+        .Case([&](PackedAttentionOp o) { return packedAttention(o); })
+        .Case([&](PackedAttentionGradOp o) {
+          return std::vector<HostArray>{packedAttentionGrad(o)};
+        })
         .Case([&](SgdMomentumUpdateOp o) { return sgdMomentum(o); })
         .Case([&](AdamUpdateOp o) { return adam(o, /*decoupled=*/false); })
         .Case([&](AdamWUpdateOp o) { return adam(o, /*decoupled=*/true); })
@@ -902,6 +906,22 @@ private:
                                       Value(), o.getCausal(), o.getScale()),
                       results[0], &results[1]);
     return results;
+  }
+
+  std::vector<HostArray> packedAttention(PackedAttentionOp o) {
+    std::vector<HostArray> results = {resultArray(o, 0), resultArray(o, 1)};
+    evaluatePackedAttention(get(o.getQkv()), o.getQueryHeads(), o.getKvHeads(),
+                            o.getCausal(), o.getScale().convertToDouble(),
+                            results[0], results[1]);
+    return results;
+  }
+
+  HostArray packedAttentionGrad(PackedAttentionGradOp o) {
+    HostArray result = resultArray(o);
+    evaluatePackedAttentionGrad(
+        get(o.getQkv()), get(o.getOutGrad()), o.getQueryHeads(), o.getKvHeads(),
+        o.getCausal(), o.getScale().convertToDouble(), result);
+    return result;
   }
 
   HostArray crossEntropy(CrossEntropyOp o) {

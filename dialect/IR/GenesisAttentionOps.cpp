@@ -2,7 +2,8 @@
 //
 // genesis.attention, its gradient and their fused forms share one shape
 // rule; the fused forms add the f32 log-sum-exp [B, Hq, S] and require one
-// head dimension for query, key and value (cuDNN's flash attention).
+// head dimension for query, key and value (cuDNN's flash attention); the
+// packed forms read all three from one token-major tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +143,21 @@ inferFusedAttentionType(const ShapeRule &rule, Value query, Value key,
   return type;
 }
 
+/// The fused gradients' rule for what the forward saved: `out` and
+/// `out_grad` of the attention's result type, `logsumexp` of its type.
+static LogicalResult checkSavedOperands(const ShapeRule &rule, Value out,
+                                        Value outGrad, Value logsumexp,
+                                        RankedTensorType type,
+                                        RankedTensorType logSumExp) {
+  if (out.getType() != type || outGrad.getType() != type)
+    return rule.fail("out and out_grad must have the attention result type ",
+                     type, ", got ", out.getType(), " and ", outGrad.getType());
+  if (logsumexp.getType() != logSumExp)
+    return rule.fail("logsumexp must have type ", logSumExp, ", got ",
+                     logsumexp.getType());
+  return success();
+}
+
 LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *,
                                                  std::optional<Location> loc,
                                                  Adaptor adaptor,
@@ -166,15 +182,75 @@ LogicalResult FusedAttentionGradOp::inferReturnTypes(
                               adaptor.getValue(), logSumExp);
   if (failed(type))
     return failure();
-  if (adaptor.getOut().getType() != *type ||
-      adaptor.getOutGrad().getType() != *type)
-    return rule.fail("out and out_grad must have the attention result type ",
-                     *type, ", got ", adaptor.getOut().getType(), " and ",
-                     adaptor.getOutGrad().getType());
-  if (adaptor.getLogsumexp().getType() != logSumExp)
-    return rule.fail("logsumexp must have type ", logSumExp, ", got ",
-                     adaptor.getLogsumexp().getType());
+  if (failed(checkSavedOperands(rule, adaptor.getOut(), adaptor.getOutGrad(),
+                                adaptor.getLogsumexp(), *type, logSumExp)))
+    return failure();
   types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
                 adaptor.getValue().getType()});
+  return success();
+}
+
+/// The packed ops' rule: `qkv` is [B, S, (Hq + 2 Hkv) D] with Hq a multiple
+/// of Hkv; the result is [B, S, Hq D] and the log-sum-exp f32 [B, Hq, S].
+static FailureOr<RankedTensorType>
+inferPackedAttentionType(const ShapeRule &rule, Value qkv, int64_t queryHeads,
+                         int64_t kvHeads, RankedTensorType &logSumExp) {
+  auto packed = rule.ranked(qkv, "qkv");
+  if (failed(packed))
+    return failure();
+  if (packed->getRank() != 3) {
+    (void)rule.fail("qkv must have rank 3 ([B, S, (Hq + 2 Hkv) D]), got ",
+                    *packed);
+    return failure();
+  }
+  if (queryHeads < 1 || kvHeads < 1 || queryHeads % kvHeads != 0) {
+    (void)rule.fail("heads (", queryHeads,
+                    ") must be a positive multiple of kv_heads (", kvHeads,
+                    ")");
+    return failure();
+  }
+  int64_t parts, width = packed->getDimSize(2);
+  if (__builtin_mul_overflow(kvHeads, 2, &parts) ||
+      __builtin_add_overflow(parts, queryHeads, &parts) || width == 0 ||
+      width % parts != 0) {
+    (void)rule.fail("qkv's last dimension (", width,
+                    ") must be a positive multiple of heads + 2 kv_heads (",
+                    queryHeads, " + 2 x ", kvHeads, ")");
+    return failure();
+  }
+  int64_t batch = packed->getDimSize(0), length = packed->getDimSize(1);
+  logSumExp = RankedTensorType::get({batch, queryHeads, length},
+                                    Float32Type::get(qkv.getContext()));
+  return packed->clone({batch, length, queryHeads * (width / parts)});
+}
+
+LogicalResult
+PackedAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  RankedTensorType logSumExp;
+  auto type = inferPackedAttentionType(
+      ShapeRule(loc, getOperationName()), adaptor.getQkv(),
+      adaptor.getQueryHeads(), adaptor.getKvHeads(), logSumExp);
+  if (failed(type))
+    return failure();
+  types.append({*type, logSumExp});
+  return success();
+}
+
+LogicalResult PackedAttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  RankedTensorType logSumExp;
+  auto type =
+      inferPackedAttentionType(rule, adaptor.getQkv(), adaptor.getQueryHeads(),
+                               adaptor.getKvHeads(), logSumExp);
+  if (failed(type))
+    return failure();
+  if (failed(checkSavedOperands(rule, adaptor.getOut(), adaptor.getOutGrad(),
+                                adaptor.getLogsumexp(), *type, logSumExp)))
+    return failure();
+  types.push_back(adaptor.getQkv().getType());
   return success();
 }

@@ -136,6 +136,66 @@ def Genesis_FusedAttentionGradOp : Genesis_InferredOp<"fused_attention_grad",
   }];
 }
 
+def Genesis_PackedAttentionOp : Genesis_InferredOp<"packed_attention",
+    [Genesis_NonDifferentiable]> {
+  let summary = "Fused attention reading query, key and value from one tensor";
+  let description = [{
+    `genesis.fused_attention` (self-attention, S = T) whose query, key and
+    value are the three parts of each token's row of `qkv`,
+    `[B, S, (Hq + 2 Hkv) D]`: the `query_heads` query heads, then the
+    `kv_heads` key heads, then the value heads, each `D` wide, as one
+    projection GEMM writes them (GPT-2's `c_attn`). `result` is
+    `[B, S, Hq D]`, token-major as the output projection reads it;
+    `logsumexp` is f32 `[B, Hq, S]`. `genesis-pack-attention` forms it so
+    that no transposed copies of q, k, v or the result exist: the CUDA plan
+    hands cuDNN strided views of the packed rows.
+
+    ```mlir
+    %o, %lse = genesis.packed_attention %qkv heads 4 kv_heads 2 causal
+        scale 0.125
+        : (tensor<2x8x512xbf16>) -> (tensor<2x8x256xbf16>, tensor<2x4x8xf32>)
+    ```
+  }];
+  let arguments = (ins Genesis_Float16Tensor:$qkv, I64Attr:$query_heads,
+                       I64Attr:$kv_heads, UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Genesis_Float16Tensor:$result, Genesis_F32Tensor:$logsumexp);
+  let assemblyFormat = [{
+    $qkv `heads` $query_heads `kv_heads` $kv_heads (`causal` $causal^)?
+    `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Genesis_PackedAttentionGradOp : Genesis_InferredOp<"packed_attention_grad",
+    [Genesis_NonDifferentiable]> {
+  let summary = "Cotangent of genesis.packed_attention's packed operand";
+  let description = [{
+    `genesis.fused_attention_grad` in the packed layout: given the operand
+    `qkv`, the result `out` and `logsumexp` of a `genesis.packed_attention`
+    with the same heads, `causal` and `scale`, and `out_grad` (`out`'s type),
+    returns the cotangent of `qkv` in its type, the query, key and value
+    gradients side by side in each token's row.
+
+    ```mlir
+    %dqkv = genesis.packed_attention_grad %qkv, %o, %do, %lse heads 4
+        kv_heads 2 causal scale 0.125
+        : (tensor<2x8x512xbf16>, tensor<2x8x256xbf16>, tensor<2x8x256xbf16>,
+           tensor<2x4x8xf32>) -> tensor<2x8x512xbf16>
+    ```
+  }];
+  let arguments = (ins Genesis_Float16Tensor:$qkv,
+                       Genesis_Float16Tensor:$out,
+                       Genesis_Float16Tensor:$out_grad,
+                       Genesis_F32Tensor:$logsumexp,
+                       I64Attr:$query_heads, I64Attr:$kv_heads,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Genesis_Float16Tensor:$qkv_grad);
+  let assemblyFormat = [{
+    $qkv `,` $out `,` $out_grad `,` $logsumexp `heads` $query_heads
+    `kv_heads` $kv_heads (`causal` $causal^)? `scale` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Genesis_DecodeAttentionOp : Genesis_InferredOp<"decode_attention",
     [Genesis_NonDifferentiable]> {
   let summary = "Attention of a few f32 query rows against a (16-bit) cache";

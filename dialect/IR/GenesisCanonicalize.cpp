@@ -139,6 +139,74 @@ struct TakeOfCast : OpRewritePattern<TakeOp> {
   }
 };
 
+/// The slice of `a`'s and `b`'s operand that they form side by side along
+/// `dim` (unit strides, whole along every other dimension, `a` ending where
+/// `b` starts), or null.
+Value joinSlices(PatternRewriter &rewriter, Location loc, Value a, Value b,
+                 int64_t dim) {
+  auto first = a.getDefiningOp<SliceOp>(), second = b.getDefiningOp<SliceOp>();
+  if (!first || !second || first.getOperand() != second.getOperand())
+    return {};
+  auto source = cast<RankedTensorType>(first.getOperand().getType());
+  for (SliceOp slice : {first, second})
+    for (int64_t d = 0; d < source.getRank(); ++d)
+      if (slice.getStride()[d] != 1 ||
+          (d != dim && (slice.getStart()[d] != 0 ||
+                        slice.getLimit()[d] != source.getDimSize(d))))
+        return {};
+  if (first.getLimit()[dim] != second.getStart()[dim])
+    return {};
+  SmallVector<int64_t> limit(first.getLimit());
+  limit[dim] = second.getLimit()[dim];
+  return SliceOp::create(rewriter, loc, first.getOperand(), first.getStart(),
+                         limit, first.getStride());
+}
+
+/// `concat(.., slice(x)[a, b), slice(x)[b, c), ..)` along a dimension,
+/// the slices whole along every other one with unit strides, is
+/// `concat(.., slice(x)[a, c), ..)`; an input that is a concat along the
+/// same dimension with no other use is spliced in first. The gradient of
+/// slices that tile a tensor (q, k and v of one projection, differentiated
+/// by one packed attention op) is then the tensor itself (SliceOp's fold).
+struct ConcatOfAdjacentSlices : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    int64_t dim = static_cast<int64_t>(concat.getDim());
+    bool changed = false;
+    SmallVector<Value> inputs;
+    for (Value input : concat.getInputs()) {
+      auto inner = input.getDefiningOp<ConcatOp>();
+      if (inner && inner.getDim() == concat.getDim() && inner->hasOneUse()) {
+        llvm::append_range(inputs, inner.getInputs());
+        changed = true;
+      } else {
+        inputs.push_back(input);
+      }
+    }
+    SmallVector<Value> joined;
+    for (Value input : inputs) {
+      if (!joined.empty())
+        if (Value slice = joinSlices(rewriter, concat.getLoc(), joined.back(),
+                                     input, dim)) {
+          joined.back() = slice;
+          changed = true;
+          continue;
+        }
+      joined.push_back(input);
+    }
+    if (!changed)
+      return failure();
+    if (joined.size() == 1)
+      rewriter.replaceOp(concat, joined.front());
+    else
+      rewriter.replaceOpWithNewOp<ConcatOp>(concat, joined,
+                                            concat.getDimAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void TakeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -154,4 +222,9 @@ void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
   patterns.add<AddOfAdjacentPads>(context);
+}
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<ConcatOfAdjacentSlices>(context);
 }

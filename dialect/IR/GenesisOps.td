@@ -376,7 +376,8 @@ def Genesis_ConcatOp : Genesis_InferredOp<"concat", [Genesis_Differentiable]> {
   let description = [{
     All inputs have the same rank and element type and agree on every
     dimension except `dim`; the result's `dim` is the sum of theirs. A
-    concat of a single input folds to that input.
+    concat of a single input folds to that input; adjacent slices of one
+    tensor join into one slice (see GenesisCanonicalize.cpp).
 
     ```mlir
     %2 = genesis.concat %0, %1 dim 1 : tensor<2x3xf32>, tensor<2x5xf32>
@@ -386,6 +387,7 @@ def Genesis_ConcatOp : Genesis_InferredOp<"concat", [Genesis_Differentiable]> {
   let results = (outs Genesis_Tensor:$result);
   let assemblyFormat = "$inputs `dim` $dim attr-dict `:` type($inputs)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Genesis_BroadcastInDimOp : Genesis_Op<"broadcast_in_dim", [Genesis_Differentiable, Pure]> {

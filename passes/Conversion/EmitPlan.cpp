@@ -155,6 +155,21 @@ private:
     plan::Role role;
   };
 
+  void addAttention(uint32_t functionIndex, const AttentionDesc &attention,
+                    const std::string &location) {
+    builder_.addAttention(functionIndex, attention, location);
+    usesLibraryWorkspace_ = true;
+    if (attention.backward()) {
+      // cuDNN's backward accumulates dQ in f32 and keeps two f32 values per
+      // query row (what its 9.x kernels ask for on sm_90).
+      uint64_t rows = static_cast<uint64_t>(attention.batch) *
+                      attention.queryHeads * attention.queryLength;
+      attentionWorkspace_ =
+          std::max<uint64_t>(attentionWorkspace_, 4 * rows * attention.headDim +
+                                                      8 * rows + (1u << 20));
+    }
+  }
+
   PlanBuilder &builder_;
   const PlanOptions &options_;
   bool usesLibraryWorkspace_ = false;
@@ -462,15 +477,44 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
       attention.headDim = q.getDimSize(3);
       attention.kvHeads = k.getDimSize(1);
       attention.kvLength = k.getDimSize(2);
-      builder_.addAttention(functionIndex, attention, location);
-      usesLibraryWorkspace_ = true;
-      if (attention.backward())
-        // cuDNN's backward accumulates dQ in f32 and keeps two f32 values
-        // per query row (what its 9.x kernels ask for on sm_90).
-        attentionWorkspace_ = std::max<uint64_t>(
-            attentionWorkspace_, 4 * numel(q.getShape()) +
-                                     8 * numel(q.getShape().drop_back()) +
-                                     (1u << 20));
+      addAttention(functionIndex, attention, location);
+      continue;
+    }
+    if (isa<PackedAttentionOp, PackedAttentionGradOp>(op)) {
+      // One packed operand for query, key and value, one for their
+      // gradients (Plan.fbs's packed Attention).
+      FailureOr<std::vector<uint32_t>> ins = operandTensors();
+      FailureOr<std::vector<uint32_t>> outs = resultTensors();
+      if (failed(ins) || failed(outs))
+        return failure();
+      auto qkv = cast<RankedTensorType>(op.getOperand(0).getType());
+      AttentionDesc attention;
+      attention.packed = true;
+      attention.query = attention.key = attention.value = (*ins)[0];
+      if (auto forward = dyn_cast<PackedAttentionOp>(op)) {
+        attention.out = (*outs)[0];
+        attention.logSumExp = (*outs)[1];
+        attention.queryHeads = static_cast<int64_t>(forward.getQueryHeads());
+        attention.kvHeads = static_cast<int64_t>(forward.getKvHeads());
+        attention.causal = forward.getCausal();
+        attention.scale = forward.getScale().convertToDouble();
+      } else {
+        auto backward = cast<PackedAttentionGradOp>(op);
+        attention.out = (*ins)[1];
+        attention.outGrad = (*ins)[2];
+        attention.logSumExp = (*ins)[3];
+        attention.queryGrad = attention.keyGrad = attention.valueGrad =
+            (*outs)[0];
+        attention.queryHeads = static_cast<int64_t>(backward.getQueryHeads());
+        attention.kvHeads = static_cast<int64_t>(backward.getKvHeads());
+        attention.causal = backward.getCausal();
+        attention.scale = backward.getScale().convertToDouble();
+      }
+      attention.batch = qkv.getDimSize(0);
+      attention.queryLength = attention.kvLength = qkv.getDimSize(1);
+      attention.headDim =
+          qkv.getDimSize(2) / (attention.queryHeads + 2 * attention.kvHeads);
+      addAttention(functionIndex, attention, location);
       continue;
     }
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -515,7 +559,8 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
                        from.getShape().back() == to.getShape().back();
       bool feedsAttention =
           llvm::any_of(reshape->getUsers(), [](Operation *user) {
-            return isa<FusedAttentionOp, FusedAttentionGradOp>(user);
+            return isa<FusedAttentionOp, FusedAttentionGradOp,
+                       PackedAttentionOp, PackedAttentionGradOp>(user);
           });
       if (external && !updatedLater && keepsRows && !feedsAttention &&
           !tensors.count(reshape.getResult())) {

@@ -810,6 +810,20 @@ AttentionStep CudaSession::compileAttention(State &state,
                    address(desc.logSumExp), address(desc.outGrad),
                    address(desc.queryGrad), address(desc.keyGrad),
                    address(desc.valueGrad)};
+  if (desc.packed) {
+    // Key and value start after the query heads of each token's row (and
+    // so do their gradients).
+    CUdeviceptr keyOffset = desc.queryHeads * desc.headDim *
+                            dtypeSize(planFile.tensorDType(desc.query));
+    CUdeviceptr valueOffset =
+        keyOffset / desc.queryHeads * (desc.queryHeads + desc.kvHeads);
+    for (auto [key, value] : {std::pair{cuda::kKey, cuda::kValue},
+                              std::pair{cuda::kKeyGrad, cuda::kValueGrad}})
+      if (step.pointers[key]) {
+        step.pointers[value] += valueOffset;
+        step.pointers[key] += keyOffset;
+      }
+  }
   return step;
 }
 

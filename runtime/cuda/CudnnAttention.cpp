@@ -8,7 +8,10 @@
 // Layouts: q, out and their gradients are row-major [B, Hq, S, D]; k, v and
 // theirs [B, Hkv, T, D]; logsumexp is f32 [B, Hq, S] (cuDNN's Stats,
 // [B, Hq, S, 1]), the natural logarithm of each score row's sum of
-// exponentials, which the backward reads instead of recomputing it.
+// exponentials, which the backward reads instead of recomputing it. A
+// packed step gives cuDNN strided views instead: q, k, v (and their
+// gradients) of token-major rows (Hq + 2 Hkv) D wide, out and out_grad of
+// rows Hq D wide.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,11 +82,21 @@ fe::DataType_t ioType(DType dtype) {
 
 /// What distinguishes one execution plan from another.
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           bool, double, DType, bool>;
+                           bool, double, DType, bool, bool>;
 
 PlanKey keyOf(const AttentionDesc &s, DType dtype) {
-  return {s.batch,   s.queryHeads, s.kvHeads, s.queryLength, s.kvLength,
-          s.headDim, s.causal,     s.scale,   dtype,         s.backward()};
+  return {s.batch,    s.queryHeads, s.kvHeads, s.queryLength,
+          s.kvLength, s.headDim,    s.causal,  s.scale,
+          dtype,      s.backward(), s.packed};
+}
+
+/// Strides of a [B, heads, length, D] operand: head-major, or (packed)
+/// token-major rows `rowWidth` elements wide.
+std::vector<int64_t> stridesOf(const AttentionDesc &s, int64_t heads,
+                               int64_t length, int64_t rowWidth) {
+  if (s.packed)
+    return {length * rowWidth, s.headDim, rowWidth, 1};
+  return {heads * length * s.headDim, length * s.headDim, s.headDim, 1};
 }
 
 std::string describe(const AttentionDesc &s, DType dtype) {
@@ -95,7 +108,7 @@ std::string describe(const AttentionDesc &s, DType dtype) {
          ", S=" + std::to_string(s.queryLength) +
          ", T=" + std::to_string(s.kvLength) +
          ", D=" + std::to_string(s.headDim) + (s.causal ? ", causal" : "") +
-         ", " + dtypeName(dtype) + ")";
+         (s.packed ? ", packed" : "") + ", " + dtypeName(dtype) + ")";
 }
 
 } // namespace
@@ -139,28 +152,32 @@ size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
   graph->set_io_data_type(ioType(dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
+  // Row widths of the packed layout: q, k, v and their gradients; out and
+  // out_grad.
+  int64_t packedWidth = (s.queryHeads + 2 * s.kvHeads) * s.headDim,
+          outWidth = s.queryHeads * s.headDim;
   auto tensor = [&](AttentionOperand uid, const char *name, int64_t heads,
-                    int64_t length) {
-    return graph->tensor(fe::graph::Tensor_attributes()
-                             .set_name(name)
-                             .set_uid(uid)
-                             .set_dim({s.batch, heads, length, s.headDim})
-                             .set_stride({heads * length * s.headDim,
-                                          length * s.headDim, s.headDim, 1}));
+                    int64_t length, int64_t rowWidth) {
+    return graph->tensor(
+        fe::graph::Tensor_attributes()
+            .set_name(name)
+            .set_uid(uid)
+            .set_dim({s.batch, heads, length, s.headDim})
+            .set_stride(stridesOf(s, heads, length, rowWidth)));
   };
-  auto q = tensor(kQuery, "q", s.queryHeads, s.queryLength);
-  auto k = tensor(kKey, "k", s.kvHeads, s.kvLength);
-  auto v = tensor(kValue, "v", s.kvHeads, s.kvLength);
+  auto q = tensor(kQuery, "q", s.queryHeads, s.queryLength, packedWidth);
+  auto k = tensor(kKey, "k", s.kvHeads, s.kvLength, packedWidth);
+  auto v = tensor(kValue, "v", s.kvHeads, s.kvLength, packedWidth);
   // Our causal mask aligns the last query with the last key; for S = T
   // that is also the top-left alignment.
   bool bottomRight = s.causal && s.queryLength != s.kvLength;
   auto outputLike = [&](const std::shared_ptr<fe::graph::Tensor_attributes> &t,
-                        AttentionOperand uid, int64_t heads, int64_t length) {
+                        AttentionOperand uid, int64_t heads, int64_t length,
+                        int64_t rowWidth) {
     t->set_output(true)
         .set_uid(uid)
         .set_dim({s.batch, heads, length, s.headDim})
-        .set_stride(
-            {heads * length * s.headDim, length * s.headDim, s.headDim, 1});
+        .set_stride(stridesOf(s, heads, length, rowWidth));
   };
   if (!s.backward()) {
     auto options = fe::graph::SDPA_attributes()
@@ -172,15 +189,16 @@ size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
     else
       options.set_causal_mask(s.causal);
     auto [out, stats] = graph->sdpa(q, k, v, options);
-    outputLike(out, kOut, s.queryHeads, s.queryLength);
+    outputLike(out, kOut, s.queryHeads, s.queryLength, outWidth);
     stats->set_output(true)
         .set_uid(kLogSumExp)
         .set_data_type(fe::DataType_t::FLOAT)
         .set_dim({s.batch, s.queryHeads, s.queryLength, 1})
         .set_stride({s.queryHeads * s.queryLength, s.queryLength, 1, 1});
   } else {
-    auto out = tensor(kOut, "out", s.queryHeads, s.queryLength);
-    auto outGrad = tensor(kOutGrad, "out_grad", s.queryHeads, s.queryLength);
+    auto out = tensor(kOut, "out", s.queryHeads, s.queryLength, outWidth);
+    auto outGrad =
+        tensor(kOutGrad, "out_grad", s.queryHeads, s.queryLength, outWidth);
     auto stats = graph->tensor(
         fe::graph::Tensor_attributes()
             .set_name("logsumexp")
@@ -197,9 +215,9 @@ size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
       options.set_causal_mask(s.causal);
     auto [dq, dk, dv] =
         graph->sdpa_backward(q, k, v, out, outGrad, stats, options);
-    outputLike(dq, kQueryGrad, s.queryHeads, s.queryLength);
-    outputLike(dk, kKeyGrad, s.kvHeads, s.kvLength);
-    outputLike(dv, kValueGrad, s.kvHeads, s.kvLength);
+    outputLike(dq, kQueryGrad, s.queryHeads, s.queryLength, packedWidth);
+    outputLike(dk, kKeyGrad, s.kvHeads, s.kvLength, packedWidth);
+    outputLike(dv, kValueGrad, s.kvHeads, s.kvLength, packedWidth);
   }
   auto fail = [&](const char *stage, fe::error_t status) {
     throw Error(where + ": cuDNN cannot run this " + describe(s, dtype) + ": " +

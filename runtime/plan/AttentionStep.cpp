@@ -30,6 +30,7 @@ AttentionDesc attentionDescOf(const plan::Attention &attention) {
   desc.headDim = attention.head_dim();
   desc.causal = attention.causal();
   desc.scale = attention.scale();
+  desc.packed = attention.packed();
   return desc;
 }
 
@@ -90,18 +91,52 @@ void checkAttention(const plan::Plan &plan, const plan::Attention &attention,
     bool write;
     const std::vector<int64_t> *shape;
   };
-  std::vector<Operand> operands = {
-      {"query", attention.query(), false, &queryShape},
-      {"key", attention.key(), false, &kvShape},
-      {"value", attention.value(), false, &kvShape},
-      {"out", attention.out(), !backward, &queryShape},
-      {"logsumexp", attention.logsumexp(), !backward, &statsShape}};
-  if (backward) {
-    operands.push_back({"out_grad", *attention.out_grad(), false, &queryShape});
-    operands.push_back(
-        {"query_grad", *attention.query_grad(), true, &queryShape});
-    operands.push_back({"key_grad", *attention.key_grad(), true, &kvShape});
-    operands.push_back({"value_grad", *attention.value_grad(), true, &kvShape});
+  std::vector<Operand> operands;
+  auto add = [&](const char *name, uint32_t index, bool write,
+                 const std::vector<int64_t> &shape) {
+    operands.push_back({name, index, write, &shape});
+  };
+  // Packed: [B, S, (Hq + 2 Hkv) D] read as query, key and value (one
+  // operand), results token-major [B, S, Hq D].
+  std::vector<int64_t> packedShape, tokensShape;
+  if (attention.packed()) {
+    if (plan.header()->format_version() < 5)
+      fail(field + ".packed", "packed attention needs format version 5");
+    if (attention.query_length() != attention.kv_length())
+      fail(field + ".packed", "packed attention needs query_length == "
+                              "kv_length (self-attention)");
+    if (attention.key() != attention.query() ||
+        attention.value() != attention.query())
+      fail(field + ".packed",
+           "query, key and value must name one packed tensor");
+    if (backward && (*attention.key_grad() != *attention.query_grad() ||
+                     *attention.value_grad() != *attention.query_grad()))
+      fail(field + ".packed",
+           "query_grad, key_grad and value_grad must name one packed tensor");
+    int64_t heads = attention.query_heads() + 2 * attention.kv_heads(), width;
+    if (__builtin_mul_overflow(heads, d, &width))
+      fail(field + ".head_dim", "the packed row width overflows");
+    packedShape = {b, attention.query_length(), width};
+    tokensShape = {b, attention.query_length(), attention.query_heads() * d};
+    add("query", attention.query(), false, packedShape);
+    add("out", attention.out(), !backward, tokensShape);
+    add("logsumexp", attention.logsumexp(), !backward, statsShape);
+    if (backward) {
+      add("out_grad", *attention.out_grad(), false, tokensShape);
+      add("query_grad", *attention.query_grad(), true, packedShape);
+    }
+  } else {
+    add("query", attention.query(), false, queryShape);
+    add("key", attention.key(), false, kvShape);
+    add("value", attention.value(), false, kvShape);
+    add("out", attention.out(), !backward, queryShape);
+    add("logsumexp", attention.logsumexp(), !backward, statsShape);
+    if (backward) {
+      add("out_grad", *attention.out_grad(), false, queryShape);
+      add("query_grad", *attention.query_grad(), true, queryShape);
+      add("key_grad", *attention.key_grad(), true, kvShape);
+      add("value_grad", *attention.value_grad(), true, kvShape);
+    }
   }
   std::optional<plan::DType> dtype;
   for (const Operand &o : operands) {
@@ -146,6 +181,8 @@ std::string attentionStepName(const plan::Attention &attention) {
     text << " kv" << attention.kv_length();
   if (attention.causal())
     text << " causal";
+  if (attention.packed())
+    text << " packed";
   return text.str();
 }
 
@@ -153,7 +190,15 @@ void describeAttention(const PlanFile &planFile,
                        const plan::Attention &attention, std::ostream &os) {
   auto name = [&](uint32_t index) { return planFile.tensorName(index); };
   os << ": ";
-  if (attention.out_grad())
+  if (attention.packed() && attention.out_grad())
+    os << name(*attention.query_grad()) << " = packed_attention_grad("
+       << name(attention.query()) << ", " << name(attention.out()) << ", "
+       << name(*attention.out_grad()) << ", " << name(attention.logsumexp())
+       << ")";
+  else if (attention.packed())
+    os << name(attention.out()) << ", " << name(attention.logsumexp())
+       << " = packed_attention(" << name(attention.query()) << ")";
+  else if (attention.out_grad())
     os << name(*attention.query_grad()) << ", " << name(*attention.key_grad())
        << ", " << name(*attention.value_grad()) << " = attention_grad("
        << name(attention.query()) << ", " << name(attention.key()) << ", "
@@ -173,11 +218,11 @@ createAttention(flatbuffers::FlatBufferBuilder &fbb, const AttentionDesc &a) {
     return index ? flatbuffers::Optional<uint32_t>(*index)
                  : flatbuffers::Optional<uint32_t>(flatbuffers::nullopt);
   };
-  return plan::CreateAttention(fbb, a.query, a.key, a.value, a.out, a.logSumExp,
-                               optional(a.outGrad), optional(a.queryGrad),
-                               optional(a.keyGrad), optional(a.valueGrad),
-                               a.batch, a.queryHeads, a.kvHeads, a.queryLength,
-                               a.kvLength, a.headDim, a.causal, a.scale);
+  return plan::CreateAttention(
+      fbb, a.query, a.key, a.value, a.out, a.logSumExp, optional(a.outGrad),
+      optional(a.queryGrad), optional(a.keyGrad), optional(a.valueGrad),
+      a.batch, a.queryHeads, a.kvHeads, a.queryLength, a.kvLength, a.headDim,
+      a.causal, a.scale, a.packed);
 }
 
 } // namespace detail

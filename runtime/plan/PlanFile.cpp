@@ -147,7 +147,7 @@ private:
            "format version " + std::to_string(header.format_version()) +
                " predates the kernel signatures of version 3 that this "
                "runtime checks launches against; recompile the plan");
-    if (header.format_version() < kPlanFormatVersion)
+    if (header.format_version() < kOldestPlanFormatVersion)
       fail("header.format_version",
            "format version " + std::to_string(header.format_version()) +
                " predates version 4, whose CUDA images name their chip; "

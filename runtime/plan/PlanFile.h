@@ -55,8 +55,11 @@ namespace genesis {
 constexpr char kPlanMagic[4] = {'G', 'P', 'L', 'N'};
 constexpr uint32_t kPlanContainerVersion = 1;
 /// 2: the Attention step kind. 3: kernel signatures. 4: CUDA images for
-/// several chips (KernelImage.compute_capability).
-constexpr uint32_t kPlanFormatVersion = 4;
+/// several chips (KernelImage.compute_capability). 5: packed attention
+/// steps (Attention.packed); plans of version 4 mean the same in 5.
+constexpr uint32_t kPlanFormatVersion = 5;
+/// The oldest format version this runtime loads.
+constexpr uint32_t kOldestPlanFormatVersion = 4;
 
 /// The first chip with programmatic dependent launch (griddepcontrol):
 /// sm_90.
@@ -206,6 +209,9 @@ struct AttentionDesc {
   int64_t headDim = 0;
   bool causal = false;
   double scale = 1.0;
+  /// Plan.fbs's packed layout: query, key and value (and their gradients)
+  /// are one token-major tensor.
+  bool packed = false;
 
   bool backward() const { return outGrad.has_value(); }
 };

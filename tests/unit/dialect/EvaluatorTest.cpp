@@ -985,6 +985,89 @@ TEST_F(EvaluatorTest, FusedAttentionGradIsAttentionGrad) {
   }
 }
 
+TEST_F(EvaluatorTest, PackedAttentionIsFusedAttentionOfTheRowsParts) {
+  // GQA (Hq = 2, Hkv = 1, D = 4), S = 3 causal, on random bf16 rows
+  // [B, S, (Hq + 2 Hkv) D]: the packed ops equal the fused ones applied to
+  // the sliced, head-major q, k and v (what genesis-pack-attention
+  // replaces), result and gradient made token-major again, to the bit.
+  const std::string p = "tensor<1x3x16xbf16>", t = "tensor<1x3x8xbf16>",
+                    lse = "tensor<1x2x3xf32>", q = "tensor<1x2x3x4xbf16>",
+                    kv = "tensor<1x1x3x4xbf16>";
+  const std::string signature = "func.func @f(%p: " + p + ", %g: " + t +
+                                ") -> (" + t + ", " + lse + ", " + p + ") {\n";
+  const std::string ret =
+      "  return %o3, %l, %d3 : " + t + ", " + lse + ", " + p + "\n}\n";
+  std::string unpacked =
+      signature +
+      "  %qs = genesis.slice %p start [0, 0, 0] limit [1, 3, 8] stride [1, 1, "
+      "1] : " +
+      p +
+      "\n  %ks = genesis.slice %p start [0, 0, 8] limit [1, 3, 12] stride [1, "
+      "1, 1] : " +
+      p +
+      "\n  %vs = genesis.slice %p start [0, 0, 12] limit [1, 3, 16] stride "
+      "[1, 1, 1] : " +
+      p +
+      "\n  %q4 = genesis.reshape %qs : tensor<1x3x8xbf16> -> "
+      "tensor<1x3x2x4xbf16>\n"
+      "  %k4 = genesis.reshape %ks : tensor<1x3x4xbf16> -> "
+      "tensor<1x3x1x4xbf16>\n"
+      "  %v4 = genesis.reshape %vs : tensor<1x3x4xbf16> -> "
+      "tensor<1x3x1x4xbf16>\n"
+      "  %q = genesis.transpose %q4, [0, 2, 1, 3] : tensor<1x3x2x4xbf16>\n"
+      "  %k = genesis.transpose %k4, [0, 2, 1, 3] : tensor<1x3x1x4xbf16>\n"
+      "  %v = genesis.transpose %v4, [0, 2, 1, 3] : tensor<1x3x1x4xbf16>\n"
+      "  %o, %l = genesis.fused_attention %q, %k, %v causal scale 0.5 : (" +
+      q + ", " + kv + ", " + kv + ") -> (" + q + ", " + lse +
+      ")\n"
+      "  %ot = genesis.transpose %o, [0, 2, 1, 3] : " +
+      q + "\n  %o3 = genesis.reshape %ot : tensor<1x3x2x4xbf16> -> " + t +
+      "\n  %g4 = genesis.reshape %g : " + t +
+      " -> tensor<1x3x2x4xbf16>\n"
+      "  %gt = genesis.transpose %g4, [0, 2, 1, 3] : tensor<1x3x2x4xbf16>\n"
+      "  %d:3 = genesis.fused_attention_grad %q, %k, %v, %o, %gt, %l causal "
+      "scale 0.5 : (" +
+      q + ", " + kv + ", " + kv + ", " + q + ", " + q + ", " + lse + ") -> (" +
+      q + ", " + kv + ", " + kv +
+      ")\n"
+      "  %dqt = genesis.transpose %d#0, [0, 2, 1, 3] : " +
+      q + "\n  %dkt = genesis.transpose %d#1, [0, 2, 1, 3] : " + kv +
+      "\n  %dvt = genesis.transpose %d#2, [0, 2, 1, 3] : " + kv +
+      "\n  %dq3 = genesis.reshape %dqt : tensor<1x3x2x4xbf16> -> " + t +
+      "\n  %dk3 = genesis.reshape %dkt : tensor<1x3x1x4xbf16> -> "
+      "tensor<1x3x4xbf16>\n"
+      "  %dv3 = genesis.reshape %dvt : tensor<1x3x1x4xbf16> -> "
+      "tensor<1x3x4xbf16>\n"
+      "  %d3 = genesis.concat %dq3, %dk3, %dv3 dim 2 : " +
+      t + ", tensor<1x3x4xbf16>, tensor<1x3x4xbf16>\n" + ret;
+  std::string packed =
+      signature +
+      "  %o3, %l = genesis.packed_attention %p heads 2 kv_heads 1 causal "
+      "scale 0.5 : (" +
+      p + ") -> (" + t + ", " + lse +
+      ")\n"
+      "  %d3 = genesis.packed_attention_grad %p, %o3, %g, %l heads 2 "
+      "kv_heads 1 causal scale 0.5 : (" +
+      p + ", " + t + ", " + t + ", " + lse + ") -> " + p + "\n" + ret;
+  auto random = [](Shape shape, uint64_t seed) {
+    HostArray array(DType::BF16, std::move(shape));
+    Generator generator(seed);
+    for (int64_t i = 0; i < array.numel(); ++i)
+      array.setDouble(i, 4 * generator.uniform() - 2);
+    return array;
+  };
+  HostArray rows = random({1, 3, 16}, 21), outGrad = random({1, 3, 8}, 22);
+  std::vector<HostArray> want = run(unpacked, {rows, outGrad});
+  std::vector<HostArray> got = run(packed, {rows, outGrad});
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(got[r].shape(), want[r].shape());
+    ASSERT_EQ(got[r].dtype(), want[r].dtype());
+    for (int64_t i = 0; i < want[r].numel(); ++i)
+      EXPECT_EQ(got[r].getDouble(i), want[r].getDouble(i)) << r << " " << i;
+  }
+}
+
 TEST_F(EvaluatorTest, CrossEntropy) {
   const std::string lt = "tensor<3x2xf64>", yt = "tensor<3xi64>";
   HostArray logits = f64({3, 2}, {0, kLn3, 0, kLn3, 5, 7});

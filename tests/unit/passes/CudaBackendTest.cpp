@@ -1073,6 +1073,53 @@ TEST(CudaBackend, FusedAttentionMixedPrecision) {
   EXPECT_ON_DEVICE(worst, 1.0); // each case within its budget
 }
 
+// GPT-2's attention block under bf16: one projection's rows sliced into q,
+// k and v, attention and its gradient, the result and the three gradients
+// made token-major again. genesis-pack-attention hands cuDNN strided views
+// of the projection's rows (no transposed copies); the result and the
+// packed gradient against the evaluator's exact f32 attention, with the
+// 16-bit budget of FusedAttentionMixedPrecision. Inputs are scaled so that
+// the projection and the scores are O(1).
+TEST(CudaBackend, PackedAttentionOfOneProjection) {
+  const char *ir = R"(
+    func.func @f(%x: tensor<128x128xf32>, %w: tensor<128x384xf32>, %g: tensor<2x64x128xf32>) -> (tensor<2x64x128xf32>, tensor<2x64x384xf32>) {
+      %p2 = genesis.matmul %x, %w : tensor<128x128xf32>, tensor<128x384xf32>
+      %p = genesis.reshape %p2 : tensor<128x384xf32> -> tensor<2x64x384xf32>
+      %qs = genesis.slice %p start [0, 0, 0] limit [2, 64, 128] stride [1, 1, 1] : tensor<2x64x384xf32>
+      %ks = genesis.slice %p start [0, 0, 128] limit [2, 64, 256] stride [1, 1, 1] : tensor<2x64x384xf32>
+      %vs = genesis.slice %p start [0, 0, 256] limit [2, 64, 384] stride [1, 1, 1] : tensor<2x64x384xf32>
+      %q4 = genesis.reshape %qs : tensor<2x64x128xf32> -> tensor<2x64x4x32xf32>
+      %k4 = genesis.reshape %ks : tensor<2x64x128xf32> -> tensor<2x64x4x32xf32>
+      %v4 = genesis.reshape %vs : tensor<2x64x128xf32> -> tensor<2x64x4x32xf32>
+      %q = genesis.transpose %q4, [0, 2, 1, 3] : tensor<2x64x4x32xf32>
+      %k = genesis.transpose %k4, [0, 2, 1, 3] : tensor<2x64x4x32xf32>
+      %v = genesis.transpose %v4, [0, 2, 1, 3] : tensor<2x64x4x32xf32>
+      %o = genesis.attention %q, %k, %v causal scale 0.25 : (tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>) -> tensor<2x4x64x32xf32>
+      %ot = genesis.transpose %o, [0, 2, 1, 3] : tensor<2x4x64x32xf32>
+      %m = genesis.reshape %ot : tensor<2x64x4x32xf32> -> tensor<2x64x128xf32>
+      %g4 = genesis.reshape %g : tensor<2x64x128xf32> -> tensor<2x64x4x32xf32>
+      %gt = genesis.transpose %g4, [0, 2, 1, 3] : tensor<2x64x4x32xf32>
+      %d:3 = genesis.attention_grad %q, %k, %v, %o, %gt causal scale 0.25 : (tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>) -> (tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x32xf32>)
+      %dqt = genesis.transpose %d#0, [0, 2, 1, 3] : tensor<2x4x64x32xf32>
+      %dkt = genesis.transpose %d#1, [0, 2, 1, 3] : tensor<2x4x64x32xf32>
+      %dvt = genesis.transpose %d#2, [0, 2, 1, 3] : tensor<2x4x64x32xf32>
+      %dq = genesis.reshape %dqt : tensor<2x64x4x32xf32> -> tensor<2x64x128xf32>
+      %dk = genesis.reshape %dkt : tensor<2x64x4x32xf32> -> tensor<2x64x128xf32>
+      %dv = genesis.reshape %dvt : tensor<2x64x4x32xf32> -> tensor<2x64x128xf32>
+      %dqkv = genesis.concat %dq, %dk, %dv dim 2 : tensor<2x64x128xf32>, tensor<2x64x128xf32>, tensor<2x64x128xf32>
+      return %m, %dqkv : tensor<2x64x128xf32>, tensor<2x64x384xf32>
+    })";
+  // x in (-1, 1), w in (-0.15, 0.15): each projected value has variance
+  // 128 / 3 * 0.15^2 / 3 = 0.1; g in (-1, 1).
+  double budget = attentionToleranceFor("bf16");
+  EXPECT_ON_DEVICE(deviceError(ir, 7,
+                               {{0, uniformArray({128, 128}, 1.0, 71)},
+                                {1, uniformArray({128, 384}, 0.15, 72)},
+                                {2, uniformArray({2, 64, 128}, 1.0, 73)}},
+                               {}, "bf16", budget),
+                   budget);
+}
+
 /// A classifier of 1500 classes: its loss, and the gradients of its input
 /// and weight.
 constexpr const char *kClassifier = R"(

@@ -1136,6 +1136,103 @@ TEST(PlanFileTest, AttentionStepsAreCheckedBeforeTheyAreTrusted) {
   }
 }
 
+// A packed attention step (format version 5): q, k and v are one
+// token-major tensor [B, S, (Hq + 2 Hkv) D], out and out_grad [B, S, Hq D],
+// the gradients one tensor of the packed shape; each invariant broken once.
+TEST(PlanFileTest, PackedAttentionStepsAreCheckedBeforeTheyAreTrusted) {
+  struct PackedPlan {
+    PlanBuilder builder;
+    uint32_t f;
+    AttentionDesc forward, backward;
+    explicit PackedPlan(uint32_t formatVersion = kPlanFormatVersion)
+        : builder([&] {
+            PlanHeader header = testHeader();
+            header.target = plan::Target::Cuda;
+            header.formatVersion = formatVersion;
+            return header;
+          }()) {
+      auto tensor = [&](const char *name, std::vector<int64_t> shape,
+                        plan::Role role, DType dtype = DType::BF16) {
+        return builder.addTensor(name, dtype, std::move(shape), role);
+      };
+      forward.packed = true;
+      forward.query = forward.key = forward.value =
+          tensor("qkv", {2, 8, 128}, plan::Role::Input);
+      forward.out = tensor("o", {2, 8, 64}, plan::Role::Output);
+      forward.logSumExp =
+          tensor("lse", {2, 4, 8}, plan::Role::Output, DType::F32);
+      forward.batch = 2;
+      forward.queryHeads = 4;
+      forward.kvHeads = 2;
+      forward.queryLength = forward.kvLength = 8;
+      forward.headDim = 16;
+      forward.causal = true;
+      forward.scale = 0.25;
+      backward = forward;
+      backward.outGrad = tensor("do", {2, 8, 64}, plan::Role::Input);
+      backward.queryGrad = backward.keyGrad = backward.valueGrad =
+          tensor("dqkv", {2, 8, 128}, plan::Role::Output);
+      f = builder.addFunction(
+          "f", {forward.query, *backward.outGrad},
+          {forward.out, forward.logSumExp, *backward.queryGrad});
+    }
+  };
+  {
+    PackedPlan p;
+    p.builder.addAttention(p.f, p.forward, "model.cpp:3");
+    p.builder.addAttention(p.f, p.backward, "model.cpp:3");
+    PlanFile planFile = planOf(p.builder);
+    const auto &steps = *planFile.plan().functions()->Get(0)->steps();
+    EXPECT_EQ(stepName(planFile, *steps.Get(0)),
+              "attention 2x4x8x16 gqa2 causal packed");
+    EXPECT_TRUE(attentionDescOf(*steps.Get(1)->kind_as_Attention()).packed);
+    std::ostringstream text;
+    describePlan(planFile, text);
+    EXPECT_TRUE(contains(text.str(), "o, lse = packed_attention(qkv)"));
+    EXPECT_TRUE(
+        contains(text.str(), "dqkv = packed_attention_grad(qkv, o, do, lse)"));
+  }
+  struct Case {
+    const char *what;
+    std::function<void(PackedPlan &)> apply;
+    const char *error;
+  };
+  std::vector<Case> cases = {
+      {"cross-attention", [](PackedPlan &p) { p.backward.kvLength = 6; },
+       ".packed: packed attention needs query_length == kv_length"},
+      {"key elsewhere",
+       [](PackedPlan &p) { p.backward.key = *p.backward.outGrad; },
+       ".packed: query, key and value must name one packed tensor"},
+      {"gradients apart",
+       [](PackedPlan &p) { p.backward.valueGrad = p.backward.out; },
+       ".packed: query_grad, key_grad and value_grad must name one packed "
+       "tensor"},
+      {"row width not the step's",
+       [](PackedPlan &p) { p.backward.kvHeads = 4; },
+       ".query: 'qkv' has shape [2x8x128] but the step needs [2x8x192]"},
+      {"head-major out", [](PackedPlan &p) { p.backward.headDim = 32; },
+       ".query: 'qkv' has shape [2x8x128] but the step needs [2x8x256]"},
+      {"writes its input",
+       [](PackedPlan &p) {
+         p.backward.queryGrad = p.backward.keyGrad = p.backward.valueGrad =
+             p.backward.query;
+       },
+       ".query_grad 'qkv': the step writes a tensor that is neither a "
+       "temporary nor an output"},
+  };
+  for (const Case &c : cases) {
+    PackedPlan p;
+    c.apply(p);
+    p.builder.addAttention(p.f, p.backward, "model.cpp:3");
+    std::string error = loadError(p.builder);
+    EXPECT_TRUE(contains(error, c.error)) << c.what << ": " << error;
+  }
+  PackedPlan old(/*formatVersion=*/4);
+  old.builder.addAttention(old.f, old.forward, "model.cpp:3");
+  EXPECT_TRUE(contains(loadError(old.builder),
+                       ".packed: packed attention needs format version 5"));
+}
+
 TEST(PlanFileTest, BuilderRejectsStepsForMissingFunctions) {
   PlanBuilder builder(testHeader());
   EXPECT_TRUE(contains(errorFrom([&] { builder.addFill(3, 0, 1); }),

@@ -700,3 +700,44 @@ func.func @take_of_cast(%t: tensor<100x16xbf16>, %i: tensor<4xi64>, %j: tensor<3
   %many = genesis.take %exp, %j axis 1 : tensor<2x3xf32>, tensor<3x8xi64>
   return %rows, %wide, %many : tensor<4x16xf32>, tensor<100x16xf32>, tensor<2x3x8xf32>
 }
+
+// -----
+
+// Adjacent slices of one tensor in a concat join into one slice (the whole
+// tensor when they tile it), also through a single-use inner concat along
+// the same dimension; slices that are not adjacent, strided, partial along
+// another dimension or of different tensors stay.
+// CHECK-LABEL: func.func @concat_of_adjacent_slices
+// CHECK-SAME:  (%[[X:.+]]: tensor<2x9xf32>, %[[Y:.+]]: tensor<2x9xf32>)
+// CHECK-DAG:   %[[MID:.+]] = genesis.slice %[[X]] start [0, 2] limit [2, 7] stride [1, 1]
+// CHECK-DAG:   %[[A:.+]] = genesis.slice %[[X]] start [0, 0] limit [2, 3] stride [1, 1]
+// CHECK-DAG:   %[[B:.+]] = genesis.slice %[[X]] start [0, 4] limit [2, 9] stride [1, 1]
+// CHECK-DAG:   %[[S:.+]] = genesis.slice %[[X]] start [0, 3] limit [2, 9] stride [1, 2]
+// CHECK-DAG:   %[[R:.+]] = genesis.slice %[[X]] start [0, 0] limit [1, 3] stride [1, 1]
+// CHECK-DAG:   %[[Q:.+]] = genesis.slice %[[X]] start [1, 3] limit [2, 9] stride [1, 1]
+// CHECK-DAG:   %[[YS:.+]] = genesis.slice %[[Y]] start [0, 3] limit [2, 9] stride [1, 1]
+// CHECK-DAG:   %[[GAP:.+]] = genesis.concat %[[A]], %[[B]] dim 1
+// CHECK-DAG:   %[[STRIDED:.+]] = genesis.concat %[[A]], %[[S]] dim 1
+// CHECK-DAG:   %[[ROWS:.+]] = genesis.concat %[[R]], %[[Q]] dim 1
+// CHECK-DAG:   %[[OTHER:.+]] = genesis.concat %[[A]], %[[YS]] dim 1
+// CHECK:       return %[[X]], %[[MID]], %[[GAP]], %[[STRIDED]], %[[ROWS]], %[[OTHER]]
+func.func @concat_of_adjacent_slices(%x: tensor<2x9xf32>, %y: tensor<2x9xf32>) -> (tensor<2x9xf32>, tensor<2x5xf32>, tensor<2x8xf32>, tensor<2x6xf32>, tensor<1x9xf32>, tensor<2x9xf32>) {
+  %a = genesis.slice %x start [0, 0] limit [2, 3] stride [1, 1] : tensor<2x9xf32>
+  %b = genesis.slice %x start [0, 3] limit [2, 5] stride [1, 1] : tensor<2x9xf32>
+  %c = genesis.slice %x start [0, 5] limit [2, 9] stride [1, 1] : tensor<2x9xf32>
+  %bc = genesis.concat %b, %c dim 1 : tensor<2x2xf32>, tensor<2x4xf32>
+  %whole = genesis.concat %a, %bc dim 1 : tensor<2x3xf32>, tensor<2x6xf32>
+  %m1 = genesis.slice %x start [0, 2] limit [2, 4] stride [1, 1] : tensor<2x9xf32>
+  %m2 = genesis.slice %x start [0, 4] limit [2, 7] stride [1, 1] : tensor<2x9xf32>
+  %mid = genesis.concat %m1, %m2 dim 1 : tensor<2x2xf32>, tensor<2x3xf32>
+  %far = genesis.slice %x start [0, 4] limit [2, 9] stride [1, 1] : tensor<2x9xf32>
+  %gap = genesis.concat %a, %far dim 1 : tensor<2x3xf32>, tensor<2x5xf32>
+  %s = genesis.slice %x start [0, 3] limit [2, 9] stride [1, 2] : tensor<2x9xf32>
+  %strided = genesis.concat %a, %s dim 1 : tensor<2x3xf32>, tensor<2x3xf32>
+  %r = genesis.slice %x start [0, 0] limit [1, 3] stride [1, 1] : tensor<2x9xf32>
+  %q = genesis.slice %x start [1, 3] limit [2, 9] stride [1, 1] : tensor<2x9xf32>
+  %rows = genesis.concat %r, %q dim 1 : tensor<1x3xf32>, tensor<1x6xf32>
+  %ys = genesis.slice %y start [0, 3] limit [2, 9] stride [1, 1] : tensor<2x9xf32>
+  %other = genesis.concat %a, %ys dim 1 : tensor<2x3xf32>, tensor<2x6xf32>
+  return %whole, %mid, %gap, %strided, %rows, %other : tensor<2x9xf32>, tensor<2x5xf32>, tensor<2x8xf32>, tensor<2x6xf32>, tensor<1x9xf32>, tensor<2x9xf32>
+}

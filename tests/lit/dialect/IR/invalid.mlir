@@ -1161,6 +1161,42 @@ func.func @fused_attention_grad_logsumexp(%q: tensor<1x4x8x64xbf16>, %l: tensor<
 
 // -----
 
+func.func @packed_attention_width(%p: tensor<1x8x100xbf16>) {
+  // expected-error @+2 {{'genesis.packed_attention' op qkv's last dimension (100) must be a positive multiple of heads + 2 kv_heads (4 + 2 x 2)}}
+  // expected-error @+1 {{'genesis.packed_attention' op failed to infer returned types}}
+  %0:2 = genesis.packed_attention %p heads 4 kv_heads 2 scale 1.0 : (tensor<1x8x100xbf16>) -> (tensor<1x8x48xbf16>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @packed_attention_heads(%p: tensor<1x8x96xbf16>) {
+  // expected-error @+2 {{'genesis.packed_attention' op heads (3) must be a positive multiple of kv_heads (2)}}
+  // expected-error @+1 {{'genesis.packed_attention' op failed to infer returned types}}
+  %0:2 = genesis.packed_attention %p heads 3 kv_heads 2 scale 1.0 : (tensor<1x8x96xbf16>) -> (tensor<1x8x32xbf16>, tensor<1x3x8xf32>)
+  return
+}
+
+// -----
+
+func.func @packed_attention_rank(%p: tensor<8x96xbf16>) {
+  // expected-error @+2 {{'genesis.packed_attention' op qkv must have rank 3 ([B, S, (Hq + 2 Hkv) D]), got 'tensor<8x96xbf16>'}}
+  // expected-error @+1 {{'genesis.packed_attention' op failed to infer returned types}}
+  %0:2 = genesis.packed_attention %p heads 1 kv_heads 1 scale 1.0 : (tensor<8x96xbf16>) -> (tensor<8x32xbf16>, tensor<1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @packed_attention_grad_out(%p: tensor<1x8x96xbf16>, %o: tensor<1x8x64xbf16>, %l: tensor<1x1x8xf32>) {
+  // expected-error @+2 {{'genesis.packed_attention_grad' op out and out_grad must have the attention result type 'tensor<1x8x32xbf16>', got 'tensor<1x8x64xbf16>' and 'tensor<1x8x64xbf16>'}}
+  // expected-error @+1 {{'genesis.packed_attention_grad' op failed to infer returned types}}
+  %0 = genesis.packed_attention_grad %p, %o, %o, %l heads 1 kv_heads 1 scale 1.0 : (tensor<1x8x96xbf16>, tensor<1x8x64xbf16>, tensor<1x8x64xbf16>, tensor<1x1x8xf32>) -> tensor<1x8x96xbf16>
+  return
+}
+
+// -----
+
 func.func @attention_rank(%q: tensor<4x8x64xf32>, %k: tensor<1x4x8x64xf32>) {
   // expected-error @+2 {{'genesis.attention' op query, key and value must have rank 4 ([B, H, S, D]), got 'tensor<4x8x64xf32>', 'tensor<1x4x8x64xf32>' and 'tensor<1x4x8x64xf32>'}}
   // expected-error @+1 {{'genesis.attention' op failed to infer returned types}}

@@ -438,6 +438,21 @@ func.func @attention(%q: tensor<1x4x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: ten
 
 // -----
 
+// Attention on a packed projection: rows of 4 query heads, 2 key heads and
+// 2 value heads of 16; the result token-major.
+// CHECK-LABEL: func.func @packed_attention(
+// CHECK-NEXT:    %result, %logsumexp = genesis.packed_attention %arg0 heads 4 kv_heads 2 causal scale 2.500000e-01 : (tensor<2x8x128xbf16>) -> (tensor<2x8x64xbf16>, tensor<2x4x8xf32>)
+// CHECK-NEXT:    %0 = genesis.packed_attention_grad %arg0, %result, %arg1, %logsumexp heads 4 kv_heads 2 causal scale 2.500000e-01 : (tensor<2x8x128xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x4x8xf32>) -> tensor<2x8x128xbf16>
+// CHECK-NEXT:    %result_0, %logsumexp_1 = genesis.packed_attention %arg2 heads 1 kv_heads 1 scale 1.000000e+00 : (tensor<1x3x24xf16>) -> (tensor<1x3x8xf16>, tensor<1x1x3xf32>)
+func.func @packed_attention(%qkv: tensor<2x8x128xbf16>, %g: tensor<2x8x64xbf16>, %h: tensor<1x3x24xf16>) -> (tensor<2x8x128xbf16>, tensor<1x3x8xf16>) {
+  %o, %l = genesis.packed_attention %qkv heads 4 kv_heads 2 causal scale 0.25 : (tensor<2x8x128xbf16>) -> (tensor<2x8x64xbf16>, tensor<2x4x8xf32>)
+  %d = genesis.packed_attention_grad %qkv, %o, %g, %l heads 4 kv_heads 2 causal scale 0.25 : (tensor<2x8x128xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x4x8xf32>) -> tensor<2x8x128xbf16>
+  %o2, %l2 = genesis.packed_attention %h heads 1 kv_heads 1 scale 1.0 : (tensor<1x3x24xf16>) -> (tensor<1x3x8xf16>, tensor<1x1x3xf32>)
+  return %d, %o2 : tensor<2x8x128xbf16>, tensor<1x3x8xf16>
+}
+
+// -----
+
 // A decode step's attention reads a 16-bit cache widened (or an f32 one).
 // CHECK-LABEL: func.func @decode_attention(
 // CHECK-NEXT:    %0 = genesis.decode_attention %arg0, %arg1, %arg1 mask %arg2 scale 1.250000e-01 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xbf16>, tensor<1x2x9x16xbf16>, tensor<1x4x1x9xf32>) -> tensor<1x4x1x16xf32>
