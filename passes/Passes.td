@@ -509,6 +509,34 @@ def GenesisRemat : Pass<"genesis-remat", "mlir::ModuleOp"> {
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisFuseCrossEntropyGradient
+    : Pass<"genesis-fuse-cross-entropy-gradient", "mlir::func::FuncOp"> {
+  let summary = "A per-row cross-entropy and its gradient as one op (CUDA)";
+  let description = [{
+    A training step computes each row's loss (`genesis.cross_entropy`,
+    reduction none, as genesis-decompose-cross-entropy leaves a mean) and,
+    in its backward, the logits' gradient (`genesis.cross_entropy_grad`,
+    reduction none) with per-row cotangents that for a mean are
+    `1 / count` of the rows that count: a function of the labels only. Two
+    kernels then read the [tokens, classes] logits, GPT-2's 1.6 GB, twice.
+
+    Algorithm, per `genesis.cross_entropy_grad` `g` of the function's block
+    with reduction none and at least 1024 classes (the block-per-row
+    kernel's rows):
+    1. find a `genesis.cross_entropy` `l` of `g`'s logits and labels, before
+       `g`, with reduction none and `g`'s ignore_index and label_smoothing,
+       whose result `g`'s cotangents do not depend on (their backward
+       slice does not reach `l`);
+    2. move the cotangents' computation before `l` (MLIR's
+       moveValueDefinitions; nothing moves if an op with side effects is in
+       it, and the pair stays apart);
+    3. `%loss, %grad = genesis.cross_entropy_with_grad` at `l` replaces both.
+    The gradient still takes the logits' buffer (genesis-plan-memory): the
+    logits die at the fused op.
+  }];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisFuseGeluGradient
     : Pass<"genesis-fuse-gelu-gradient", "mlir::func::FuncOp"> {
   let summary = "A tanh GELU's gradient as the epilogue of the GEMM computing its cotangent (CUDA)";

@@ -39,15 +39,17 @@ LogicalResult addTrainStep(OpPassManager &pm,
   return success();
 }
 
-/// canonicalize, CSE[, genesis-fuse-gelu-gradient,
-/// genesis-sink-widening-casts, genesis-pack-attention, canonicalize],
-/// genesis-fuse.
+/// canonicalize, CSE[, genesis-fuse-cross-entropy-gradient,
+/// genesis-fuse-gelu-gradient, genesis-sink-widening-casts,
+/// genesis-pack-attention, canonicalize], genesis-fuse.
 void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
                bool forCuda = false) {
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
-  if (forCuda && options.fuse)
+  if (forCuda && options.fuse) {
+    functionPm.addPass(createGenesisFuseCrossEntropyGradient());
     functionPm.addPass(createGenesisFuseGeluGradient());
+  }
   if (forCuda)
     functionPm.addPass(createGenesisSinkWideningCasts());
   if (forCuda && options.fuse) {

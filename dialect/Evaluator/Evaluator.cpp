@@ -270,6 +270,7 @@ private:
         .Case([&](FusedAttentionOp o) { return fusedAttention(o); })
         .Case([&](FusedAttentionGradOp o) { return fusedAttentionGrad(o); })
         .Case([&](PackedAttentionOp o) { return packedAttention(o); })
+        .Case([&](CrossEntropyWithGradOp o) { return crossEntropyWithGrad(o); })
         .Case([&](PackedAttentionGradOp o) {
           return std::vector<HostArray>{packedAttentionGrad(o)};
         })
@@ -924,16 +925,50 @@ private:
     return result;
   }
 
+  /// What cross_entropy, its gradient and their fused form read.
+  struct LossOperands {
+    Operation *op;
+    const HostArray &logits, &labels;
+    int64_t ignore;
+    double smoothing;
+    LossReduction reduction;
+  };
+
+  template <typename LossOp>
+  LossOperands lossOperands(LossOp o, LossReduction reduction) {
+    return {o,
+            get(o.getLogits()),
+            get(o.getLabels()),
+            static_cast<int64_t>(o.getIgnoreIndex()),
+            o.getLabelSmoothing().convertToDouble(),
+            reduction};
+  }
+
   HostArray crossEntropy(CrossEntropyOp o) {
-    const HostArray &logits = get(o.getLogits()), &labels = get(o.getLabels());
-    HostArray out = resultArray(o);
+    return crossEntropyOf(lossOperands(o, o.getReduction()), resultArray(o));
+  }
+
+  HostArray crossEntropyGrad(CrossEntropyGradOp o) {
+    return crossEntropyGradOf(lossOperands(o, o.getReduction()),
+                              get(o.getLossGrad()), resultArray(o));
+  }
+
+  std::vector<HostArray> crossEntropyWithGrad(CrossEntropyWithGradOp o) {
+    LossOperands operands = lossOperands(o, LossReduction::none);
+    return {
+        crossEntropyOf(operands, resultArray(o, 0)),
+        crossEntropyGradOf(operands, get(o.getLossGrad()), resultArray(o, 1))};
+  }
+
+  HostArray crossEntropyOf(const LossOperands &in, HostArray out) {
+    const HostArray &logits = in.logits, &labels = in.labels;
     int64_t n = logits.shape()[0], classes = logits.shape()[1];
-    double smoothing = o.getLabelSmoothing().convertToDouble();
+    double smoothing = in.smoothing;
     double total = 0;
     int64_t counted = 0;
-    auto ignore = static_cast<int64_t>(o.getIgnoreIndex());
+    int64_t ignore = in.ignore;
     for (int64_t r = 0; r < n; ++r) {
-      int64_t label = checkedLabel(o, labels, r, classes, ignore);
+      int64_t label = checkedLabel(in.op, labels, r, classes, ignore);
       double loss = 0;
       if (label != ignore) {
         double max = -INFINITY, sum = 0, sumLogits = 0;
@@ -950,12 +985,12 @@ private:
         ++counted;
       }
       total += loss;
-      if (o.getReduction() == LossReduction::none)
+      if (in.reduction == LossReduction::none)
         out.setDouble(r, loss);
     }
-    if (o.getReduction() == LossReduction::sum)
+    if (in.reduction == LossReduction::sum)
       out.setDouble(0, total);
-    else if (o.getReduction() == LossReduction::mean)
+    else if (in.reduction == LossReduction::mean)
       out.setDouble(0, total / static_cast<double>(counted));
     return out;
   }
@@ -973,23 +1008,22 @@ private:
     return label;
   }
 
-  HostArray crossEntropyGrad(CrossEntropyGradOp o) {
-    const HostArray &logits = get(o.getLogits()), &labels = get(o.getLabels()),
-                    &lossGrad = get(o.getLossGrad());
-    HostArray out = resultArray(o);
+  HostArray crossEntropyGradOf(const LossOperands &in,
+                               const HostArray &lossGrad, HostArray out) {
+    const HostArray &logits = in.logits, &labels = in.labels;
     int64_t n = logits.shape()[0], classes = logits.shape()[1];
-    auto ignore = static_cast<int64_t>(o.getIgnoreIndex());
-    double smoothing = o.getLabelSmoothing().convertToDouble();
+    int64_t ignore = in.ignore;
+    double smoothing = in.smoothing;
     int64_t counted = 0;
     for (int64_t r = 0; r < n; ++r)
-      counted += checkedLabel(o, labels, r, classes, ignore) != ignore;
+      counted += checkedLabel(in.op, labels, r, classes, ignore) != ignore;
     for (int64_t r = 0; r < n; ++r) {
       int64_t label = labels.getInt(r);
       if (label == ignore)
         continue;
       double weight =
-          o.getReduction() == LossReduction::none ? lossGrad.getDouble(r)
-          : o.getReduction() == LossReduction::sum
+          in.reduction == LossReduction::none ? lossGrad.getDouble(r)
+          : in.reduction == LossReduction::sum
               ? lossGrad.getDouble(0)
               : lossGrad.getDouble(0) / static_cast<double>(counted);
       double max = -INFINITY, sum = 0;

@@ -754,6 +754,22 @@ CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
   return success();
 }
 
+LogicalResult CrossEntropyWithGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ShapeRule rule(loc, getOperationName());
+  auto type = inferCrossEntropyType(
+      rule, adaptor.getLogits(), adaptor.getLabels(),
+      adaptor.getLabelSmoothing().convertToDouble(), LossReduction::none);
+  if (failed(type))
+    return failure();
+  if (adaptor.getLossGrad().getType() != *type)
+    return rule.fail("loss_grad must have the loss type ", *type, ", got ",
+                     adaptor.getLossGrad().getType());
+  types.append({*type, adaptor.getLogits().getType()});
+  return success();
+}
+
 LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,

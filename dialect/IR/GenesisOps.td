@@ -700,6 +700,38 @@ def Genesis_CrossEntropyGradOp : Genesis_InferredOp<"cross_entropy_grad",
   }];
 }
 
+def Genesis_CrossEntropyWithGradOp
+    : Genesis_InferredOp<"cross_entropy_with_grad", [Genesis_NonDifferentiable]> {
+  let summary = "Each row's cross-entropy and its logits' cotangent in one pass";
+  let description = [{
+    `loss` is `genesis.cross_entropy` with reduction none, `[N]` (f32 for
+    16-bit logits), and `logits_grad` is `genesis.cross_entropy_grad` with
+    reduction none and per-row cotangents `loss_grad` (the loss's type), of
+    the same logits, labels, `ignore_index` and `label_smoothing`.
+    `genesis-fuse-cross-entropy-gradient` forms it from the two when the
+    cotangents do not depend on the loss (a training step's mean), so that
+    one kernel reads each row of logits for both, and writes the gradient
+    over them.
+
+    ```mlir
+    %loss, %dlogits = genesis.cross_entropy_with_grad %logits, %labels, %w
+        : (tensor<4x1024xbf16>, tensor<4xi64>, tensor<4xf32>)
+          -> (tensor<4xf32>, tensor<4x1024xbf16>)
+    ```
+  }];
+  let arguments = (ins Genesis_FloatTensor:$logits,
+                       Genesis_IndexTensor:$labels,
+                       Genesis_FloatTensor:$loss_grad,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$label_smoothing);
+  let results = (outs Genesis_FloatTensor:$loss,
+                      Genesis_FloatTensor:$logits_grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Genesis_DropoutOp : Genesis_InferredOp<"dropout", [Genesis_Differentiable]> {
   let summary = "Inverted dropout driven by a counter-based Philox RNG";
   let description = [{

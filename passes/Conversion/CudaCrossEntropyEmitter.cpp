@@ -24,15 +24,20 @@ using namespace mlir;
 namespace genesis::cuda {
 
 /// f32 logits of rank 2: the cross-entropy emitter takes them.
-/// The wide kernel: reduction none and 1024 classes or more.
+/// The wide kernel: reduction none (always, for the fused loss and
+/// gradient) and 1024 classes or more.
 static bool isWide(Operation *op) {
   auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-  return reduction && reduction.getValue() == LossReduction::none &&
+  bool perRow = isa<CrossEntropyWithGradOp>(op) ||
+                (reduction && reduction.getValue() == LossReduction::none);
+  return perRow &&
          cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >=
              1024;
 }
 
 bool hasGpuCrossEntropyKernel(Operation *op) {
+  if (isa<CrossEntropyWithGradOp>(op))
+    return isWide(op);
   if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
     return false;
   auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -141,6 +146,19 @@ SmallVector<Value> loadClasses(OpBuilder &b, Location loc, Value logits,
   return lanes;
 }
 
+/// Thread 0 of the block stores `value` at `memref[index]`.
+void storeFromThreadZero(OpBuilder &b, Location loc, Value thread, Value value,
+                         Value memref, Value index) {
+  IndexMath im{b, loc};
+  auto only = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
+      /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&only.getThenRegion().front());
+  memref::StoreOp::create(b, loc, value, memref, ValueRange{index});
+}
+
 /// A row's label as the formulas take it: whether the row is ignored,
 /// whether the label is a class, and the label clamped to class 0 when not.
 struct RowLabel {
@@ -238,7 +256,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
 
 FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
                                                 OpBuilder &moduleBuilder) {
-  if (isa<CrossEntropyGradOp>(op))
+  if (isa<CrossEntropyGradOp, CrossEntropyWithGradOp>(op))
     return emitWideCrossEntropyGradKernel(op, name, moduleBuilder);
   Location loc = op->getLoc();
   MLIRContext *context = op->getContext();
@@ -344,15 +362,7 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
   }
   Value rowLoss = formulas.rowLoss(max, sum, sumLogits, labelLogit, label.valid,
                                    label.ignored);
-  auto only = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, im.c(0)),
-      /*withElse=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&only.getThenRegion().front());
-    memref::StoreOp::create(b, loc, rowLoss, output, ValueRange{row});
-  }
+  storeFromThreadZero(b, loc, thread, rowLoss, output, row);
   gpu::ReturnOp::create(b, loc);
   return kernel;
 }
@@ -364,7 +374,9 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
 /// p = exp(x - max) / sum and the gradient, stored as it is computed. The
 /// second read of a row mostly hits L2. (Holding GPT-2's 50,304-class row
 /// in the registers of 1024 threads, as the loss does, took 3.10 ms for
-/// its [16384, 50304] bf16 gradient on the H100.)
+/// its [16384, 50304] bf16 gradient on the H100.) The fused loss and
+/// gradient also stores each row's loss from the first read's max and sum
+/// (and sum of logits, with label smoothing) and the label's logit.
 FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
                                                     StringRef name,
                                                     OpBuilder &moduleBuilder) {
@@ -384,7 +396,10 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
       std::clamp<int64_t>(ceilDiv(slots, kWarp) * kWarp, kWarp, 1024);
   int64_t warps = threads / kWarp;
   VectorType vectorType = VectorType::get({width}, stored);
-  SmallVector<Type> workgroup(2, workgroupBuffer(context, warps, f32));
+  bool withLoss = isa<CrossEntropyWithGradOp>(op);
+  // The sum of logits only for a loss with label smoothing.
+  SmallVector<Type> workgroup(withLoss && smoothing != 0.0 ? 3 : 2,
+                              workgroupBuffer(context, warps, f32));
   GpuKernel kernel =
       createGpuKernel(moduleBuilder, loc, name, op->getOperandTypes(),
                       op->getResultTypes(), workgroup);
@@ -393,12 +408,17 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
   IndexMath im{b, loc};
   CrossEntropyMath formulas{b, loc, classes, smoothing};
   Value logits = flatten(b, loc, kernel.inputs[0]);
-  Value gradients = flatten(b, loc, kernel.outputs[0]);
+  Value gradients = flatten(b, loc, kernel.outputs.back());
   Value thread = im.threadId(), row = im.blockId();
   Value rowStart = im.mul(row, im.c(classes));
   RowLabel label = loadRowLabel(b, loc, kernel.inputs[1], row, ignore, classes);
   Value weight =
       memref::LoadOp::create(b, loc, kernel.inputs[2], ValueRange{row});
+  // Issued before the row's loads, so its latency overlaps them.
+  Value labelLogit =
+      withLoss ? loadClasses(b, loc, logits, im.add(rowStart, label.safeLabel),
+                             VectorType::get({1}, stored))[0]
+               : Value();
   // The f32 values of the slot's `width` classes.
   auto load = [&](Value slot) {
     return loadClasses(b, loc, logits,
@@ -407,6 +427,11 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
   RowScan scan = scanRow(b, loc, formulas, load, thread, slots, threads, warps,
                          kernel.workgroup);
   Value max = scan.max, sum = scan.sum;
+  if (withLoss)
+    storeFromThreadZero(b, loc, thread,
+                        formulas.rowLoss(max, sum, scan.sumLogits, labelLogit,
+                                         label.valid, label.ignored),
+                        kernel.outputs[0], row);
   Value safeWeight =
       formulas.select(label.valid, weight, formulas.constant(NAN));
   Value inverse = arith::DivFOp::create(b, loc, formulas.constant(1.0), sum);

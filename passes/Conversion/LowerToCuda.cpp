@@ -111,8 +111,8 @@ struct GenesisLowerCudaPass
     SmallVector<std::pair<func::FuncOp, Operation *>> work;
     for (auto function : module.getOps<func::FuncOp>())
       for (Operation &op : function.getBody().getOps())
-        if ((isa<FusionOp>(op) || cpu::hasOpKernel(&op) ||
-             isDecodeAttention(&op) || isGemv(&op)) &&
+        if ((isa<FusionOp, CrossEntropyWithGradOp>(op) ||
+             cpu::hasOpKernel(&op) || isDecodeAttention(&op) || isGemv(&op)) &&
             !computesNothing(&op))
           work.emplace_back(function, &op);
     if (work.empty())

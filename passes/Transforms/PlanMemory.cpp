@@ -114,10 +114,12 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
         operands.push_back(argument.getArgNumber());
     return operands;
   }
-  // Every kernel of it reads a row's logits before writing that row's
-  // gradient, each element by the thread that reads it last: the logits'
-  // [tokens, vocab] buffer takes the gradient.
-  if (isa<CrossEntropyGradOp>(op))
+  // Every kernel of it (and of the fused loss and gradient) reads a row's
+  // logits before writing that row's gradient, each element by the thread
+  // that reads it last: the logits' [tokens, vocab] buffer takes the
+  // gradient.
+  if (isa<CrossEntropyGradOp>(op) ||
+      (isa<CrossEntropyWithGradOp>(op) && result == 1))
     return {0};
   return {};
 }

@@ -1133,6 +1133,47 @@ TEST_F(EvaluatorTest, CrossEntropyOutOfRangeLabelIsAnError) {
   EXPECT_TRUE(contains(message, "label -1 of row 0"));
 }
 
+TEST_F(EvaluatorTest, CrossEntropyWithGradIsTheLossAndTheGradient) {
+  // Random bf16 logits with label smoothing, an ignored row and random
+  // per-row cotangents: the fused op's two results equal the per-row loss
+  // and gradient ops', to the bit.
+  const std::string x = "tensor<3x6xbf16>", y = "tensor<3xi64>",
+                    w = "tensor<3xf32>";
+  const std::string args = "%x: " + x + ", %y: " + y + ", %w: " + w;
+  const std::string attrs =
+      "{ignore_index = 2 : i64, label_smoothing = 0.1 : f64";
+  std::string apart = "func.func @f(" + args + ") -> (" + w + ", " + x +
+                      ") {\n  %l = genesis.cross_entropy %x, %y " + attrs +
+                      ", reduction = 0 : i32} : (" + x + ", " + y + ") -> " +
+                      w + "\n  %g = genesis.cross_entropy_grad %x, %y, %w " +
+                      attrs + ", reduction = 0 : i32} : (" + x + ", " + y +
+                      ", " + w + ") -> " + x + "\n  return %l, %g : " + w +
+                      ", " + x + "\n}\n";
+  std::string fused = "func.func @f(" + args + ") -> (" + w + ", " + x +
+                      ") {\n  %r:2 = genesis.cross_entropy_with_grad %x, %y, "
+                      "%w " +
+                      attrs + "} : (" + x + ", " + y + ", " + w + ") -> (" + w +
+                      ", " + x + ")\n  return %r#0, %r#1 : " + w + ", " + x +
+                      "\n}\n";
+  HostArray logits(DType::BF16, {3, 6}), weights(DType::F32, {3});
+  Generator generator(31);
+  for (int64_t i = 0; i < logits.numel(); ++i)
+    logits.setDouble(i, 8 * generator.uniform() - 4);
+  for (int64_t i = 0; i < weights.numel(); ++i)
+    weights.setDouble(i, generator.uniform());
+  HostArray labels = i64({3}, {5, 2, 0});
+  std::vector<HostArray> want = run(apart, {logits, labels, weights});
+  std::vector<HostArray> got = run(fused, {logits, labels, weights});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(got[r].shape(), want[r].shape());
+    ASSERT_EQ(got[r].dtype(), want[r].dtype());
+    for (int64_t i = 0; i < want[r].numel(); ++i)
+      EXPECT_EQ(got[r].getDouble(i), want[r].getDouble(i)) << r << " " << i;
+  }
+  EXPECT_EQ(got[0].getDouble(1), 0.0); // the ignored row
+}
+
 TEST_F(EvaluatorTest, DropoutIsDeterministic) {
   std::string ir =
       R"(func.func @f(%x: tensor<64xf32>, %s: tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {

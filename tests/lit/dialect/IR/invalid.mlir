@@ -1161,6 +1161,15 @@ func.func @fused_attention_grad_logsumexp(%q: tensor<1x4x8x64xbf16>, %l: tensor<
 
 // -----
 
+func.func @cross_entropy_with_grad_cotangents(%x: tensor<4x1024xbf16>, %y: tensor<4xi64>, %w: tensor<4xbf16>) {
+  // expected-error @+2 {{'genesis.cross_entropy_with_grad' op loss_grad must have the loss type 'tensor<4xf32>', got 'tensor<4xbf16>'}}
+  // expected-error @+1 {{'genesis.cross_entropy_with_grad' op failed to infer returned types}}
+  %0:2 = genesis.cross_entropy_with_grad %x, %y, %w : (tensor<4x1024xbf16>, tensor<4xi64>, tensor<4xbf16>) -> (tensor<4xf32>, tensor<4x1024xbf16>)
+  return
+}
+
+// -----
+
 func.func @packed_attention_width(%p: tensor<1x8x100xbf16>) {
   // expected-error @+2 {{'genesis.packed_attention' op qkv's last dimension (100) must be a positive multiple of heads + 2 kv_heads (4 + 2 x 2)}}
   // expected-error @+1 {{'genesis.packed_attention' op failed to infer returned types}}

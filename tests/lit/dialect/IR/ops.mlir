@@ -453,6 +453,16 @@ func.func @packed_attention(%qkv: tensor<2x8x128xbf16>, %g: tensor<2x8x64xbf16>,
 
 // -----
 
+// A per-row loss and its gradient together; the loss is f32 for bf16 logits.
+// CHECK-LABEL: func.func @cross_entropy_with_grad(
+// CHECK-NEXT:    %loss, %logits_grad = genesis.cross_entropy_with_grad %arg0, %arg1, %arg2 {ignore_index = 0 : i64, label_smoothing = 5.000000e-02 : f64} : (tensor<4x1024xbf16>, tensor<4xi32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x1024xbf16>)
+func.func @cross_entropy_with_grad(%x: tensor<4x1024xbf16>, %y: tensor<4xi32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x1024xbf16>) {
+  %0:2 = genesis.cross_entropy_with_grad %x, %y, %w {ignore_index = 0 : i64, label_smoothing = 0.05 : f64} : (tensor<4x1024xbf16>, tensor<4xi32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x1024xbf16>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4x1024xbf16>
+}
+
+// -----
+
 // A decode step's attention reads a 16-bit cache widened (or an f32 one).
 // CHECK-LABEL: func.func @decode_attention(
 // CHECK-NEXT:    %0 = genesis.decode_attention %arg0, %arg1, %arg1 mask %arg2 scale 1.250000e-01 : (tensor<1x4x1x16xf32>, tensor<1x2x9x16xbf16>, tensor<1x2x9x16xbf16>, tensor<1x4x1x9xf32>) -> tensor<1x4x1x16xf32>
