@@ -24,20 +24,21 @@ using namespace mlir;
 namespace genesis::cuda {
 
 /// f32 logits of rank 2: the cross-entropy emitter takes them.
-/// The wide kernel: reduction none (always, for the fused loss and
-/// gradient) and 1024 classes or more.
+/// The wide kernel: reduction none and 1024 classes or more; the fused loss
+/// and gradient always (genesis-fuse-cross-entropy-gradient forms it only
+/// for such rows; narrower hand-written ones run correctly, if not fast).
 static bool isWide(Operation *op) {
+  if (isa<CrossEntropyWithGradOp>(op))
+    return true;
   auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-  bool perRow = isa<CrossEntropyWithGradOp>(op) ||
-                (reduction && reduction.getValue() == LossReduction::none);
-  return perRow &&
+  return reduction && reduction.getValue() == LossReduction::none &&
          cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >=
              1024;
 }
 
 bool hasGpuCrossEntropyKernel(Operation *op) {
   if (isa<CrossEntropyWithGradOp>(op))
-    return isWide(op);
+    return cast<RankedTensorType>(op->getOperand(0).getType()).getRank() == 2;
   if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
     return false;
   auto logits = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -1134,6 +1134,35 @@ constexpr const char *kClassifier = R"(
       return %loss, %dx, %dw : tensor<f32>, tensor<64x128xf32>, tensor<1500x128xf32>
     })";
 
+// genesis.cross_entropy_with_grad written by hand (the pass forms it for
+// 1024 classes or more): the gradient's block-per-row kernel also storing
+// each row's loss, for 100 and 1500 classes, with label smoothing and an
+// ignore_index some labels hit; against the evaluator in f32.
+TEST(CudaBackend, CrossEntropyWithGradOfAnyWidth) {
+  double worst = -1;
+  uint64_t seed = 61;
+  for (int classes : {100, 1500}) {
+    std::string x = "tensor<64x" + std::to_string(classes) + "xf32>";
+    std::string ir =
+        "func.func @f(%x: " + x +
+        ", %y: tensor<64xi64>, %w: tensor<64xf32>) -> "
+        "(tensor<64xf32>, " +
+        x +
+        ") {\n  %r:2 = genesis.cross_entropy_with_grad %x, %y, "
+        "%w {ignore_index = 3 : i64, label_smoothing = 0.1 : "
+        "f64} : (" +
+        x + ", tensor<64xi64>, tensor<64xf32>) -> (tensor<64xf32>, " + x +
+        ")\n  return %r#0, %r#1 : tensor<64xf32>, " + x + "\n}\n";
+    double e =
+        deviceError(ir, seed++, {{1, indexArray(DType::I64, {64}, 8, seed++)}});
+    if (e >= 0) {
+      EXPECT_LE(e, kF32) << classes << " classes";
+    }
+    worst = std::max(worst, e / kF32);
+  }
+  EXPECT_ON_DEVICE(worst, 1.0);
+}
+
 // A classifier of 1500 classes and its gradients (genesis-pad-classes pads
 // it to 1536 with -1e30 logits): the loss, dL/dx and dL/dw equal the
 // unpadded evaluator's to f32 precision.
