@@ -6,7 +6,8 @@
 // not map. Both libraries are dlopen'ed when the first cuda plan is opened,
 // and every function the CUDA backend calls is resolved then, by the
 // versioned symbol (cuMemAlloc_v2, ...) whose ABI this toolkit's cuda.h
-// declares. Only runtime/cuda/CudaBackend.cpp includes this header.
+// declares. Only the backend's sources (runtime/cuda/*.cpp) include this
+// header.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <utility>
 
 // The driver functions the backend calls, by their exported symbols.
 #define GENESIS_CUDA_DRIVER_FUNCTIONS(X)                                       \
@@ -87,6 +89,39 @@ struct Api {
   GENESIS_CUDA_DRIVER_FUNCTIONS(GENESIS_DECLARE_FUNCTION)
   GENESIS_CUBLASLT_FUNCTIONS(GENESIS_DECLARE_FUNCTION)
 #undef GENESIS_DECLARE_FUNCTION
+};
+
+/// Owns a driver or cuBLASLt handle and destroys it with `destroy`.
+template <typename Handle, typename Result> class Owned {
+public:
+  Owned() = default;
+  Owned(Handle handle, Result (*destroy)(Handle))
+      : handle_(handle), destroy_(destroy) {}
+  Owned(Owned &&other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)),
+        destroy_(other.destroy_) {}
+  Owned &operator=(Owned &&other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+      destroy_ = other.destroy_;
+    }
+    return *this;
+  }
+  ~Owned() { reset(); }
+
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+private:
+  void reset() {
+    if (handle_)
+      destroy_(handle_);
+    handle_ = nullptr;
+  }
+
+  Handle handle_ = nullptr;
+  Result (*destroy_)(Handle) = nullptr;
 };
 
 /// The API, loaded on first use (once per process): libcuda.so.1, cuInit, at

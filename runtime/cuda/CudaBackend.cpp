@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/CublasLtGemm.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/CudnnAttention.h"
 #include "runtime/support/Error.h"
@@ -28,6 +29,8 @@ namespace {
 
 using cuda::Api;
 using cuda::check;
+using cuda::GemmStep;
+using cuda::Owned;
 
 /// cuBLASLt's workspace when the plan reserves none in its arena: what its
 /// fastest Hopper kernels use. Copies between overlapping regions are staged
@@ -35,42 +38,6 @@ using cuda::check;
 constexpr uint64_t kWorkspaceBytes = 32ull << 20;
 /// Dynamic shared memory a kernel may use without opting in to more.
 constexpr uint32_t kDefaultSharedMemoryBytes = 48u << 10;
-/// The alignment cuBLASLt's heuristics assume unless told less; cuMemAlloc
-/// gives at least this.
-constexpr uint64_t kBestOperandAlignment = 256;
-
-/// Owns a driver or cuBLASLt handle and destroys it with `destroy`.
-template <typename Handle, typename Result> class Owned {
-public:
-  Owned() = default;
-  Owned(Handle handle, Result (*destroy)(Handle))
-      : handle_(handle), destroy_(destroy) {}
-  Owned(Owned &&other) noexcept
-      : handle_(std::exchange(other.handle_, nullptr)),
-        destroy_(other.destroy_) {}
-  Owned &operator=(Owned &&other) noexcept {
-    if (this != &other) {
-      reset();
-      handle_ = std::exchange(other.handle_, nullptr);
-      destroy_ = other.destroy_;
-    }
-    return *this;
-  }
-  ~Owned() { reset(); }
-
-  Handle get() const { return handle_; }
-  explicit operator bool() const { return handle_ != nullptr; }
-
-private:
-  void reset() {
-    if (handle_)
-      destroy_(handle_);
-    handle_ = nullptr;
-  }
-
-  Handle handle_ = nullptr;
-  Result (*destroy_)(Handle) = nullptr;
-};
 
 using Module = Owned<CUmodule, CUresult>;
 using Stream = Owned<CUstream, CUresult>;
@@ -78,9 +45,6 @@ using Event = Owned<CUevent, CUresult>;
 using Graph = Owned<CUgraph, CUresult>;
 using GraphExec = Owned<CUgraphExec, CUresult>;
 using BlasLtHandle = Owned<cublasLtHandle_t, cublasStatus_t>;
-using MatmulDesc = Owned<cublasLtMatmulDesc_t, cublasStatus_t>;
-using MatrixLayout = Owned<cublasLtMatrixLayout_t, cublasStatus_t>;
-using MatmulPreference = Owned<cublasLtMatmulPreference_t, cublasStatus_t>;
 
 /// One cuMemAlloc'ed block.
 class DeviceMemory {
@@ -155,24 +119,6 @@ struct LaunchStep {
   uint32_t sharedMemoryBytes;
   /// Kernel parameter i is the device address args[i] (see Session.h).
   std::vector<CUdeviceptr> args;
-};
-
-/// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so
-/// cuBLASLt's A is the plan's b and its B the plan's a; its D is c (n x m
-/// column-major), whose rows are the bias vector's n elements.
-struct GemmStep {
-  MatmulDesc desc;
-  MatrixLayout layoutA;
-  MatrixLayout layoutB;
-  MatrixLayout layoutC;
-  cublasLtMatmulAlgo_t algo;
-  size_t workspaceBytes;
-  CUdeviceptr a;
-  CUdeviceptr b;
-  CUdeviceptr c;
-  /// alpha and beta in the scale type (f64 for f64 GEMMs, else f32).
-  std::array<unsigned char, 8> alpha;
-  std::array<unsigned char, 8> beta;
 };
 
 /// A fused attention step: execution plan `plan` of the session's cuDNN
@@ -269,6 +215,9 @@ private:
     BlasLtHandle blasLt;
     /// Created by the first attention step.
     std::unique_ptr<cuda::CudnnAttention> cudnn;
+    /// Times the first GEMM step of each shape (CublasLtGemm.h), unless
+    /// GENESIS_GEMM_TUNING=0.
+    std::optional<cuda::GemmTuner> gemmTuner;
     /// The plan's arena workspace, or 0 until a GEMM or an overlapping copy
     /// needs one of kWorkspaceBytes.
     CUdeviceptr workspace = 0;
@@ -303,7 +252,9 @@ private:
               Generator::State rng);
   void capture(DeviceFunction &function);
   void enqueue(DeviceStep &step);
-  void enqueueGemm(GemmStep &gemm, const std::string &where);
+  /// Chooses a GEMM step's algorithm by timing, once per shape (see
+  /// CublasLtGemm.h); nothing for other steps or without a tuner.
+  void tune(DeviceStep &step);
   void enqueueCopy(const CopyStep &copy, const std::string &where);
   void enqueueFill(const FillStep &fill, const std::string &where);
 
@@ -497,16 +448,6 @@ LaunchStep CudaSession::compileLaunch(
   return step;
 }
 
-/// The largest power of two, up to kBestOperandAlignment, dividing `address`
-/// and, for batches, the byte stride between them.
-uint32_t operandAlignment(CUdeviceptr address, int64_t batchCount,
-                          int64_t strideElements, uint64_t elementBytes) {
-  uint64_t bits = address | kBestOperandAlignment;
-  if (batchCount > 1 && strideElements != 0)
-    bits |= uint64_t(strideElements) * elementBytes;
-  return static_cast<uint32_t>(bits & (~bits + 1));
-}
-
 GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
                                   DType dtype, const std::string &where) const {
   std::string what = planWhere_ + ": " + where;
@@ -515,166 +456,19 @@ GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
     check(api_.cublasLtCreate(&handle), "cublasLtCreate",
           what + ": creating the cuBLASLt handle");
     state.blasLt = BlasLtHandle(handle, api_.cublasLtDestroy);
+    if (cuda::gemmTuningEnabled())
+      state.gemmTuner.emplace();
   }
   ensureWorkspace(state);
-
-  cudaDataType_t type = CUDA_R_32F, scaleType = CUDA_R_32F;
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  switch (dtype) {
-  case DType::F32:
-    if (gemm.allow_tf32())
-      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-    break;
-  case DType::F64:
-    type = scaleType = CUDA_R_64F;
-    compute = CUBLAS_COMPUTE_64F;
-    break;
-  case DType::F16:
-    type = CUDA_R_16F;
-    break;
-  default: // bf16: the plan loader admits no other dtype
-    type = CUDA_R_16BF;
-    break;
-  }
-
-  GemmStep step{};
-  cublasLtMatmulDesc_t desc = nullptr;
-  check(api_.cublasLtMatmulDescCreate(&desc, compute, scaleType),
-        "cublasLtMatmulDescCreate", what);
-  step.desc = MatmulDesc(desc, api_.cublasLtMatmulDescDestroy);
-  auto setDesc = [&](cublasLtMatmulDescAttributes_t attribute,
-                     const auto &value) {
-    check(api_.cublasLtMatmulDescSetAttribute(desc, attribute, &value,
-                                              sizeof(value)),
-          "cublasLtMatmulDescSetAttribute", what);
+  // Optional operands: flatbuffers::Optional<uint32_t>.
+  auto address = [&](auto index) {
+    return index ? state.addresses[*index] : CUdeviceptr(0);
   };
-  setDesc(CUBLASLT_MATMUL_DESC_TRANSA,
-          int32_t(gemm.transpose_b() ? CUBLAS_OP_T : CUBLAS_OP_N));
-  setDesc(CUBLASLT_MATMUL_DESC_TRANSB,
-          int32_t(gemm.transpose_a() ? CUBLAS_OP_T : CUBLAS_OP_N));
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  switch (gemm.epilogue()) {
-  case plan::Epilogue::None:
-    break;
-  case plan::Epilogue::Bias:
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
-    break;
-  case plan::Epilogue::Relu:
-    epilogue = CUBLASLT_EPILOGUE_RELU;
-    break;
-  case plan::Epilogue::BiasRelu:
-    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
-    break;
-  case plan::Epilogue::Gelu:
-    epilogue = CUBLASLT_EPILOGUE_GELU;
-    break;
-  case plan::Epilogue::BiasGelu:
-    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    break;
-  case plan::Epilogue::DGelu:
-    epilogue = CUBLASLT_EPILOGUE_DGELU;
-    break;
-  }
-  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue));
-  // Every batch adds the same bias: CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE
-  // keeps its default, 0; the bias dtype defaults to D's.
-  if (gemm.bias())
-    setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-            static_cast<const void *>(
-                devicePointer(state.addresses[*gemm.bias()])));
-  // aux is m x n row-major: the column-major n x m of C (see GemmStep),
-  // leading dimension n.
-  if (gemm.aux()) {
-    setDesc(
-        CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-        static_cast<const void *>(devicePointer(state.addresses[*gemm.aux()])));
-    setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(gemm.n()));
-  }
-
-  int64_t m = gemm.m(), n = gemm.n(), k = gemm.k();
-  int64_t batchCount = gemm.batch_count();
-  auto layout = [&](uint64_t rows, uint64_t cols, int64_t leading,
-                    int64_t stride) {
-    cublasLtMatrixLayout_t handle = nullptr;
-    check(api_.cublasLtMatrixLayoutCreate(&handle, type, rows, cols, leading),
-          "cublasLtMatrixLayoutCreate", what);
-    MatrixLayout owned(handle, api_.cublasLtMatrixLayoutDestroy);
-    if (batchCount > 1) {
-      int32_t count = static_cast<int32_t>(batchCount);
-      check(api_.cublasLtMatrixLayoutSetAttribute(
-                handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                sizeof(count)),
-            "cublasLtMatrixLayoutSetAttribute", what);
-      check(api_.cublasLtMatrixLayoutSetAttribute(
-                handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                sizeof(stride)),
-            "cublasLtMatrixLayoutSetAttribute", what);
-    }
-    return owned;
-  };
-  // Column-major views of the row-major operands (see GemmStep).
-  step.layoutA = gemm.transpose_b() ? layout(k, n, k, gemm.stride_b())
-                                    : layout(n, k, n, gemm.stride_b());
-  step.layoutB = gemm.transpose_a() ? layout(m, k, m, gemm.stride_a())
-                                    : layout(k, m, k, gemm.stride_a());
-  step.layoutC = layout(n, m, n, gemm.stride_c());
-  step.a = state.addresses[gemm.b()];
-  step.b = state.addresses[gemm.a()];
-  step.c = state.addresses[gemm.c()];
-
-  cublasLtMatmulPreference_t preference = nullptr;
-  check(api_.cublasLtMatmulPreferenceCreate(&preference),
-        "cublasLtMatmulPreferenceCreate", what);
-  MatmulPreference ownedPreference(preference,
-                                   api_.cublasLtMatmulPreferenceDestroy);
-  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attribute,
-                           const auto &value) {
-    check(api_.cublasLtMatmulPreferenceSetAttribute(preference, attribute,
-                                                    &value, sizeof(value)),
-          "cublasLtMatmulPreferenceSetAttribute", what);
-  };
-  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                uint64_t(state.workspaceBytes));
-  // Batches at odd strides are less aligned than the allocations; an
-  // algorithm assuming more would fault.
-  uint64_t elementBytes = dtypeSize(dtype);
-  setPreference(
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-      operandAlignment(step.a, batchCount, gemm.stride_b(), elementBytes));
-  setPreference(
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      operandAlignment(step.b, batchCount, gemm.stride_a(), elementBytes));
-  uint32_t alignmentC =
-      operandAlignment(step.c, batchCount, gemm.stride_c(), elementBytes);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignmentC);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignmentC);
-
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  check(api_.cublasLtMatmulAlgoGetHeuristic(
-            state.blasLt.get(), desc, step.layoutA.get(), step.layoutB.get(),
-            step.layoutC.get(), step.layoutC.get(), preference, 1, &heuristic,
-            &found),
-        "cublasLtMatmulAlgoGetHeuristic", what);
-  if (found == 0 || heuristic.state != CUBLAS_STATUS_SUCCESS)
-    throw Error(what + ": cuBLASLt has no algorithm for this " +
-                dtypeName(dtype) + " gemm (epilogue " +
-                epilogueName(gemm.epilogue()) +
-                (gemm.allow_tf32() ? ", tf32" : "") + ")");
-  step.algo = heuristic.algo;
-  step.workspaceBytes = heuristic.workspaceSize;
-
-  if (scaleType == CUDA_R_64F) {
-    double alpha = gemm.alpha(), beta = gemm.beta();
-    std::memcpy(step.alpha.data(), &alpha, sizeof(alpha));
-    std::memcpy(step.beta.data(), &beta, sizeof(beta));
-  } else {
-    float alpha = static_cast<float>(gemm.alpha());
-    float beta = static_cast<float>(gemm.beta());
-    std::memcpy(step.alpha.data(), &alpha, sizeof(alpha));
-    std::memcpy(step.beta.data(), &beta, sizeof(beta));
-  }
-  return step;
+  return cuda::prepareGemm(
+      api_, state.blasLt.get(), gemm, dtype,
+      {state.addresses[gemm.a()], state.addresses[gemm.b()],
+       state.addresses[gemm.c()], address(gemm.bias()), address(gemm.aux())},
+      state.workspaceBytes, what);
 }
 
 bool isPersistent(plan::Role role) {
@@ -850,15 +644,11 @@ void CudaSession::placeAttentionWorkspaces(State &state) const {
 // Running
 //===----------------------------------------------------------------------===//
 
-void CudaSession::enqueueGemm(GemmStep &gemm, const std::string &where) {
-  check(api_.cublasLtMatmul(
-            state_->blasLt.get(), gemm.desc.get(), gemm.alpha.data(),
-            devicePointer(gemm.a), gemm.layoutA.get(), devicePointer(gemm.b),
-            gemm.layoutB.get(), gemm.beta.data(), devicePointer(gemm.c),
-            gemm.layoutC.get(), devicePointer(gemm.c), gemm.layoutC.get(),
-            &gemm.algo, devicePointer(state_->workspace), gemm.workspaceBytes,
-            state_->stream.get()),
-        "cublasLtMatmul", where);
+void CudaSession::tune(DeviceStep &step) {
+  State &state = *state_;
+  if (auto *gemm = std::get_if<GemmStep>(&step.op); gemm && state.gemmTuner)
+    state.gemmTuner->tune(api_, state.blasLt.get(), *gemm, state.workspace,
+                          state.stream.get(), step.where);
 }
 
 void CudaSession::enqueueCopy(const CopyStep &copy, const std::string &where) {
@@ -948,7 +738,8 @@ void CudaSession::enqueue(DeviceStep &step) {
                                 nullptr),
           "cuLaunchKernelEx", step.where);
   } else if (auto *gemm = std::get_if<GemmStep>(&step.op)) {
-    enqueueGemm(*gemm, step.where);
+    cuda::enqueueGemm(api_, state_->blasLt.get(), *gemm, state_->workspace,
+                      state_->stream.get(), step.where);
   } else if (auto *attention = std::get_if<AttentionStep>(&step.op)) {
     state_->cudnn->run(attention->plan, attention->pointers,
                        attention->workspace, step.where);
@@ -1020,6 +811,7 @@ void CudaSession::launch(DeviceFunction &function, uint64_t stepCount,
                 step.where + ": creating its timing events");
           *event = Event(created, api_.cuEventDestroy_v2);
         }
+      tune(step); // outside the step's events
       check(api_.cuEventRecord(step.start.get(), stream), "cuEventRecord",
             step.where);
       enqueue(step);
@@ -1037,10 +829,12 @@ void CudaSession::launch(DeviceFunction &function, uint64_t stepCount,
       ++step.calls;
     }
   } else if (function.executions == 0 || function.steps.empty()) {
-    // The first execution loads the kernels and warms cuBLASLt, which a
-    // capture cannot do.
-    for (DeviceStep &step : function.steps)
+    // The first execution loads the kernels, warms cuBLASLt and times its
+    // algorithms, which a capture cannot do.
+    for (DeviceStep &step : function.steps) {
+      tune(step);
       enqueue(step);
+    }
   } else {
     if (!function.graph)
       capture(function);

@@ -33,7 +33,9 @@ the differences compound over the steps, so the losses are not bit-equal; the
 tolerance is 0.05 absolute (PyTorch eager and torch.compile differ from each
 other by amounts of this order; their difference is printed as the
 reference). <PREFIX>_BEFORE_PLAN=<plan> adds a "Genesis before" row (an
-earlier compiler's plan, same inputs), <PREFIX>_STEPS sets STEPS (default
+earlier compiler's plan, same inputs), <PREFIX>_BEFORE_ENV="NAME=VALUE ..."
+runs that row (the same plan unless BEFORE_PLAN names one) with these
+settings (GENESIS_GEMM_TUNING=0, say), <PREFIX>_STEPS sets STEPS (default
 50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed
 alone (genesis-run --profile), prints each kernel kind's total and the 25
 slowest steps, and writes the whole profile to OUT/<key>_profile.txt. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
@@ -140,15 +142,18 @@ def run_child(mode, tmp):
         return json.load(f)
 
 
-def run_genesis(spec, genesis_run, plan, tmp):
+def run_genesis(spec, genesis_run, plan, tmp, env_settings=None):
+    """env_settings: "NAME=VALUE ..." added to the environment of this run."""
     steps = spec.steps
+    env = dict(os.environ)
+    env.update(item.split("=", 1) for item in (env_settings or "").split())
     args = [genesis_run, plan, "-f", "train_step",
             "-i", os.path.join(tmp, "ids.npy"), "-i", os.path.join(tmp, "targets.npy"),
             "--batches", "--repeat", str(steps),
             "--params", os.path.join(tmp, "init.safetensors"),
             "--params", os.path.join(tmp, "lr.safetensors"), "--bench", "20"]
     wall = time.perf_counter()
-    run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S)
+    run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     wall = time.perf_counter() - wall
     if run.returncode != 0:
         raise RuntimeError(run.stderr.strip()[-1500:])
@@ -225,8 +230,8 @@ def main(spec, usage):
     steps, batch, seq = spec.steps, spec.batch, spec.seq
     genesis_run = os.path.join(carry, "bin", "genesis-run")
     systems = [("Genesis", os.path.join(carry, spec.plan))]
-    if spec.env("BEFORE_PLAN"):
-        systems.append(("Genesis before", spec.env("BEFORE_PLAN")))
+    if spec.env("BEFORE_PLAN") or spec.env("BEFORE_ENV"):
+        systems.append(("Genesis before", spec.env("BEFORE_PLAN") or systems[0][1]))
     systems += [("PyTorch eager", "eager"), ("torch.compile", "compile")]
 
     torch.manual_seed(0)
@@ -254,7 +259,8 @@ def main(spec, usage):
         for name, what in systems:
             try:
                 if name.startswith("Genesis"):
-                    result = run_genesis(spec, genesis_run, what, tmp)
+                    before_env = spec.env("BEFORE_ENV") if name == "Genesis before" else None
+                    result = run_genesis(spec, genesis_run, what, tmp, before_env)
                 else:
                     result = run_child(what, tmp)
                     device = device or result.get("device")
