@@ -35,7 +35,9 @@ other by amounts of this order; their difference is printed as the
 reference). <PREFIX>_BEFORE_PLAN=<plan> adds a "Genesis before" row (an
 earlier compiler's plan, same inputs), <PREFIX>_BEFORE_ENV="NAME=VALUE ..."
 runs that row (the same plan unless BEFORE_PLAN names one) with these
-settings (GENESIS_GEMM_TUNING=0, say), <PREFIX>_STEPS sets STEPS (default
+settings (GENESIS_GEMM_TUNING=0, say); with a before row,
+<PREFIX>_AB_ROUNDS=N runs only the two Genesis rows, N times in alternating
+order, and prints their times and the ratio of the medians, <PREFIX>_STEPS sets STEPS (default
 50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed
 alone (genesis-run --profile), prints each kernel kind's total and the 25
 slowest steps, and writes the whole profile to OUT/<key>_profile.txt. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
@@ -168,6 +170,23 @@ def run_genesis(spec, genesis_run, plan, tmp, env_settings=None):
             "losses": [losses[r] for r in range(1, steps + 1)], "wall_s": wall}
 
 
+def compare_genesis(spec, genesis_run, systems, tmp, rounds):
+    """The two Genesis rows alone, `rounds` times in alternating order (the
+    first in each pair runs on a GPU warmed by the other): each time and the
+    ratio of the medians."""
+    times = {name: [] for name, _ in systems}
+    for r in range(rounds):
+        for name, plan in (systems if r % 2 == 0 else systems[::-1]):
+            env = spec.env("BEFORE_ENV") if name == "Genesis before" else None
+            times[name].append(run_genesis(spec, genesis_run, plan, tmp, env)["ms"])
+        print(f"round {r + 1}: " + ", ".join(f"{n} {t[-1]:.2f} ms" for n, t in times.items()),
+              flush=True)
+    median = {n: sorted(t)[len(t) // 2] for n, t in times.items()}
+    print("medians: " + ", ".join(f"{n} {m:.2f} ms" for n, m in median.items())
+          + f"; Genesis / before speed {median['Genesis before'] / median['Genesis']:.3f}x",
+          flush=True)
+
+
 def profile_genesis(genesis_run, plan, steps, tmp, out_dir, key):
     """Every step of one train step timed alone; totals per kernel kind."""
     args = [genesis_run, plan, "-f", "train_step",
@@ -255,6 +274,9 @@ def main(spec, usage):
         del model
         if spec.env("PROFILE"):
             profile_genesis(genesis_run, systems[0][1], steps, tmp, out_dir, spec.key)
+            return 0
+        if spec.env("AB_ROUNDS") and len(systems) > 3:
+            compare_genesis(spec, genesis_run, systems[:2], tmp, int(spec.env("AB_ROUNDS")))
             return 0
         for name, what in systems:
             try:
