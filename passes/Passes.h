@@ -134,6 +134,21 @@ inline bool computesNothing(mlir::Operation *op) {
          });
 }
 
+/// Rows of at least this many classes run CUDA's block-per-row cross-entropy
+/// kernel (one block streaming a row); genesis-fuse-cross-entropy-gradient
+/// fuses only such rows, since narrower ones run faster a thread per row.
+inline constexpr int64_t kWideCrossEntropyClasses = 1024;
+
+/// Whether `op` (cross_entropy, cross_entropy_grad) computes a loss per row
+/// (reduction none).
+bool isPerRowLoss(mlir::Operation *op);
+
+/// The logits' element types of CUDA's cross-entropy kernels, which compute
+/// in f32: f32, bf16 and f16.
+inline bool isGpuLogitsElement(mlir::Type element) {
+  return element.isF32() || element.isBF16() || element.isF16();
+}
+
 /// The most micro-batches genesis-train-step accumulates: the batch inputs
 /// gain a leading dimension of this size.
 inline constexpr int64_t kMaxAccumulation = 65536;

@@ -521,8 +521,9 @@ def GenesisFuseCrossEntropyGradient
     kernels then read the [tokens, classes] logits, GPT-2's 1.6 GB, twice.
 
     Algorithm, per `genesis.cross_entropy_grad` `g` of the function's block
-    with reduction none and at least 1024 classes (the block-per-row
-    kernel's rows):
+    with reduction none, f32, bf16 or f16 logits (the GPU kernels compute in
+    f32) and at least 1024 classes (kWideCrossEntropyClasses: narrower rows
+    run faster a thread per row):
     1. find a `genesis.cross_entropy` `l` of `g`'s logits and labels, before
        `g`, with reduction none and `g`'s ignore_index and label_smoothing,
        whose result `g`'s cotangents do not depend on (their backward

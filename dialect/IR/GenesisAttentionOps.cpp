@@ -78,10 +78,21 @@ inferAttentionType(const ShapeRule &rule, Value query, Value key, Value value,
                                q->getElementType());
 }
 
+/// Every attention op's scale multiplies scores: a NaN or infinite one makes
+/// every probability NaN, so it is refused where it is written.
+static LogicalResult checkScale(const ShapeRule &rule, const APFloat &scale) {
+  if (!scale.isFinite())
+    return rule.fail("scale must be finite, got ", scale.convertToDouble());
+  return success();
+}
+
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
                                  adaptor.getQuery(), adaptor.getKey(),
                                  adaptor.getValue(), adaptor.getMask());
@@ -95,6 +106,9 @@ LogicalResult
 DecodeAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                     Adaptor adaptor,
                                     SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   auto type = inferAttentionType(ShapeRule(loc, getOperationName()),
                                  adaptor.getQuery(), adaptor.getKey(),
                                  adaptor.getValue(), adaptor.getMask(),
@@ -109,6 +123,9 @@ LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,
                                                 SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   ShapeRule rule(loc, getOperationName());
   auto type = inferAttentionType(rule, adaptor.getQuery(), adaptor.getKey(),
                                  adaptor.getValue(), adaptor.getMask());
@@ -146,15 +163,16 @@ inferFusedAttentionType(const ShapeRule &rule, Value query, Value key,
 /// The fused gradients' rule for what the forward saved: `out` and
 /// `out_grad` of the attention's result type, `logsumexp` of its type.
 static LogicalResult checkSavedOperands(const ShapeRule &rule, Value out,
-                                        Value outGrad, Value logsumexp,
-                                        RankedTensorType type,
-                                        RankedTensorType logSumExp) {
-  if (out.getType() != type || outGrad.getType() != type)
+                                        Value outGrad, Value savedLogSumExp,
+                                        RankedTensorType resultType,
+                                        RankedTensorType logSumExpType) {
+  if (out.getType() != resultType || outGrad.getType() != resultType)
     return rule.fail("out and out_grad must have the attention result type ",
-                     type, ", got ", out.getType(), " and ", outGrad.getType());
-  if (logsumexp.getType() != logSumExp)
-    return rule.fail("logsumexp must have type ", logSumExp, ", got ",
-                     logsumexp.getType());
+                     resultType, ", got ", out.getType(), " and ",
+                     outGrad.getType());
+  if (savedLogSumExp.getType() != logSumExpType)
+    return rule.fail("logsumexp must have type ", logSumExpType, ", got ",
+                     savedLogSumExp.getType());
   return success();
 }
 
@@ -162,6 +180,9 @@ LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *,
                                                  std::optional<Location> loc,
                                                  Adaptor adaptor,
                                                  SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   RankedTensorType logSumExp;
   auto type = inferFusedAttentionType(ShapeRule(loc, getOperationName()),
                                       adaptor.getQuery(), adaptor.getKey(),
@@ -175,6 +196,9 @@ LogicalResult FusedAttentionOp::inferReturnTypes(MLIRContext *,
 LogicalResult FusedAttentionGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   ShapeRule rule(loc, getOperationName());
   RankedTensorType logSumExp;
   auto type =
@@ -228,6 +252,9 @@ LogicalResult
 PackedAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                     Adaptor adaptor,
                                     SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   RankedTensorType logSumExp;
   auto type = inferPackedAttentionType(
       ShapeRule(loc, getOperationName()), adaptor.getQkv(),
@@ -241,6 +268,9 @@ PackedAttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 LogicalResult PackedAttentionGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
+  if (failed(
+          checkScale(ShapeRule(loc, getOperationName()), adaptor.getScale())))
+    return failure();
   ShapeRule rule(loc, getOperationName());
   RankedTensorType logSumExp;
   auto type =

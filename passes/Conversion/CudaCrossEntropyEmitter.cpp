@@ -7,6 +7,7 @@
 
 #include "dialect/IR/GenesisOps.h"
 #include "passes/Conversion/CudaEmitters.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -23,30 +24,27 @@ using namespace mlir;
 
 namespace genesis::cuda {
 
-/// f32 logits of rank 2: the cross-entropy emitter takes them.
-/// The wide kernel: reduction none and 1024 classes or more; the fused loss
-/// and gradient always (genesis-fuse-cross-entropy-gradient forms it only
-/// for such rows; narrower hand-written ones run correctly, if not fast).
+/// The block-per-row kernel's ops: per-row losses of kWideCrossEntropyClasses
+/// classes or more, and the fused loss and gradient of any width
+/// (genesis-fuse-cross-entropy-gradient forms it only for wide rows;
+/// narrower hand-written ones run correctly, if not fast).
 static bool isWide(Operation *op) {
   if (isa<CrossEntropyWithGradOp>(op))
     return true;
-  auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-  return reduction && reduction.getValue() == LossReduction::none &&
+  return isPerRowLoss(op) &&
          cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1) >=
-             1024;
+             kWideCrossEntropyClasses;
 }
 
 bool hasGpuCrossEntropyKernel(Operation *op) {
-  if (isa<CrossEntropyWithGradOp>(op))
-    return cast<RankedTensorType>(op->getOperand(0).getType()).getRank() == 2;
-  if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+  if (!isa<CrossEntropyOp, CrossEntropyGradOp, CrossEntropyWithGradOp>(op))
     return false;
   auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
   Type element = logits.getElementType();
-  // 16-bit logits (genesis-amp's) only in the wide kernel.
-  return logits.getRank() == 2 &&
-         (element.isF32() ||
-          (isa<BFloat16Type, Float16Type>(element) && isWide(op)));
+  // Rank-2 logits the kernels compute in f32; 16-bit ones (genesis-amp's)
+  // only in the wide kernel.
+  return logits.getRank() == 2 && isGpuLogitsElement(element) &&
+         (element.isF32() || isWide(op));
 }
 
 namespace {

@@ -146,6 +146,12 @@ struct GenesisLowerCudaPass
            Twine(counters[(function.getSymName() + kind).str()]++))
               .str();
       const KernelEmitter *emitter = chooseEmitter(op);
+      if (!emitter && isa<CrossEntropyWithGradOp>(op)) {
+        op->emitError("genesis-lower-cuda: cross_entropy_with_grad takes f32, "
+                      "bf16 or f16 logits of rank 2, not ")
+            << op->getOperand(0).getType();
+        return signalPassFailure();
+      }
       if (!emitter) {
         op->emitError(
             "genesis-lower-cuda: a fusion with several reductions, or "

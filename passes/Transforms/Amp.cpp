@@ -226,9 +226,8 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
       if (!isa<CrossEntropyOp, CrossEntropyGradOp>(op))
         return;
       auto logits = cast<RankedTensorType>(op->getOperand(0).getType());
-      auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-      if (logits.getElementType().isF32() && logits.getDimSize(1) >= 1024 &&
-          reduction && reduction.getValue() == LossReduction::none)
+      if (logits.getElementType().isF32() &&
+          logits.getDimSize(1) >= kWideCrossEntropyClasses && isPerRowLoss(op))
         losses.push_back(op);
     });
     llvm::DenseMap<Value, Value> built;

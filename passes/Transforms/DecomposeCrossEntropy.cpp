@@ -83,15 +83,22 @@ void decompose(CrossEntropyGradOp op) {
   op.erase();
 }
 
+} // namespace
+
+bool genesis::isPerRowLoss(Operation *op) {
+  auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
+  return reduction && reduction.getValue() == LossReduction::none;
+}
+
+namespace {
+
 struct GenesisDecomposeCrossEntropyPass
     : public genesis::impl::GenesisDecomposeCrossEntropyBase<
           GenesisDecomposeCrossEntropyPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-      if (isa<CrossEntropyOp, CrossEntropyGradOp>(op) && reduction &&
-          reduction.getValue() != LossReduction::none)
+      if (isa<CrossEntropyOp, CrossEntropyGradOp>(op) && !isPerRowLoss(op))
         ops.push_back(op);
     });
     LLVM_DEBUG(llvm::dbgs() << ops.size() << " reduced cross-entropy ops\n");

@@ -27,19 +27,8 @@ using namespace genesis;
 
 namespace {
 
-/// The one-kernel-per-row form (CudaCrossEntropyEmitter's wide kernel)
-/// takes rows of this many classes or more.
-constexpr int64_t kMinClasses = 1024;
-
-bool isPerRow(Operation *op) {
-  auto reduction = op->getAttrOfType<LossReductionAttr>("reduction");
-  return reduction && reduction.getValue() == LossReduction::none;
-}
-
 /// Whether `value` is computed from `op`'s results.
 bool dependsOn(Value value, Operation *op) {
-  if (value.getDefiningOp() == op)
-    return true;
   SetVector<Operation *> slice;
   BackwardSliceOptions options;
   options.inclusive = true;
@@ -56,7 +45,7 @@ struct GenesisFuseCrossEntropyGradientPass
     func::FuncOp function = getOperation();
     SmallVector<CrossEntropyGradOp> grads;
     function.walk([&](CrossEntropyGradOp grad) {
-      if (grad->getBlock() == &function.getBody().front() && isPerRow(grad))
+      if (grad->getBlock() == &function.getBody().front() && isPerRowLoss(grad))
         grads.push_back(grad);
     });
     IRRewriter rewriter(&getContext());
@@ -70,11 +59,12 @@ struct GenesisFuseCrossEntropyGradientPass
   /// and with its attributes, when the cotangents do not depend on it.
   static CrossEntropyOp lossOf(CrossEntropyGradOp grad) {
     auto logits = cast<RankedTensorType>(grad.getLogits().getType());
-    if (logits.getDimSize(1) < kMinClasses)
+    if (logits.getDimSize(1) < kWideCrossEntropyClasses ||
+        !isGpuLogitsElement(logits.getElementType()))
       return {};
     for (Operation *user : grad.getLogits().getUsers()) {
       auto loss = dyn_cast<CrossEntropyOp>(user);
-      if (loss && isPerRow(loss) && loss.getLabels() == grad.getLabels() &&
+      if (loss && isPerRowLoss(loss) && loss.getLabels() == grad.getLabels() &&
           loss.getIgnoreIndex() == grad.getIgnoreIndex() &&
           loss.getLabelSmoothing() == grad.getLabelSmoothing() &&
           loss->getBlock() == grad->getBlock() && loss->isBeforeInBlock(grad) &&

@@ -49,9 +49,13 @@ std::optional<HeadsView> headsViewOf(Value heads) {
   auto source = cast<RankedTensorType>(slice.getOperand().getType());
   auto sliced = cast<RankedTensorType>(slice.getType());
   auto split = cast<RankedTensorType>(reshape.getType());
+  // The reshape splits the sliced columns into [H, D] and keeps B and S
+  // (checked here, not left to the reshape's element count, which proves
+  // nothing when B or S is 0).
   if (source.getRank() != 3 || split.getRank() != 4 ||
       split.getDimSize(0) != sliced.getDimSize(0) ||
-      split.getDimSize(1) != sliced.getDimSize(1))
+      split.getDimSize(1) != sliced.getDimSize(1) ||
+      split.getDimSize(2) * split.getDimSize(3) != sliced.getDimSize(2))
     return std::nullopt;
   for (int64_t d = 0; d < 3; ++d)
     if (slice.getStride()[d] != 1 ||

@@ -115,9 +115,11 @@ SmallVector<unsigned> getReusableOperands(Operation *op, unsigned result) {
     return operands;
   }
   // Every kernel of it (and of the fused loss and gradient) reads a row's
-  // logits before writing that row's gradient, each element by the thread
-  // that reads it last: the logits' [tokens, vocab] buffer takes the
-  // gradient.
+  // logits before writing that row's gradient: the thread-per-row kernels
+  // read each element last in the thread that writes it, and the
+  // block-per-row kernels (whose threads also read the label's logit)
+  // write only after the block-wide reduction's barrier. So the logits'
+  // [tokens, vocab] buffer takes the gradient.
   if (isa<CrossEntropyGradOp>(op) ||
       (isa<CrossEntropyWithGradOp>(op) && result == 1))
     return {0};

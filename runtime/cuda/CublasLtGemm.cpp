@@ -233,11 +233,6 @@ void enqueueGemm(const Api &api, cublasLtHandle_t handle, const GemmStep &step,
         "cublasLtMatmul", where);
 }
 
-bool gemmTuningEnabled() {
-  const char *setting = std::getenv("GENESIS_GEMM_TUNING");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
-
 void GemmTuner::tune(const Api &api, cublasLtHandle_t handle, GemmStep &step,
                      CUdeviceptr workspace, CUstream stream,
                      const std::string &where) {

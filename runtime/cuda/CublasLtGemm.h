@@ -6,7 +6,7 @@
 // the fastest on the device at hand; so the first time a step runs, its best
 // few candidates are timed on the step's own operands and the fastest is kept
 // for every GEMM of the same shape, layout and epilogue (as XLA's and
-// PyTorch's GEMM autotuning do). GENESIS_GEMM_TUNING=0 keeps the heuristic's
+// PyTorch's GEMM autotuning do). GENESIS_TUNING=0 keeps the heuristic's
 // first choice, so that every session of a plan runs the same algorithms.
 //
 // Only runtime/cuda/CudaBackend.cpp includes this header.
@@ -74,9 +74,6 @@ GemmStep prepareGemm(const Api &api, cublasLtHandle_t handle,
 void enqueueGemm(const Api &api, cublasLtHandle_t handle, const GemmStep &step,
                  CUdeviceptr workspace, CUstream stream,
                  const std::string &where);
-
-/// Whether sessions time GEMM candidates (GENESIS_GEMM_TUNING is not "0").
-bool gemmTuningEnabled();
 
 /// The fastest candidate of each key, found by timing the first step of it.
 class GemmTuner {

@@ -3,6 +3,8 @@
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/support/Error.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <type_traits>
 
@@ -128,6 +130,11 @@ const Api &api(const std::string &where) {
 }
 
 std::string unavailableReason() { return loadedApi().unavailable; }
+
+bool tuningEnabled() {
+  const char *setting = std::getenv("GENESIS_TUNING");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
 
 std::string resultName(CUresult result) {
   return resultNameWith(loadedApi().api, result);

@@ -12,6 +12,7 @@
 #include "runtime/cuda/CublasLtGemm.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/CudnnAttention.h"
+#include "runtime/plan/MemoryReport.h"
 #include "runtime/support/Error.h"
 
 #include <algorithm>
@@ -215,9 +216,10 @@ private:
     BlasLtHandle blasLt;
     /// Created by the first attention step.
     std::unique_ptr<cuda::CudnnAttention> cudnn;
-    /// Times the first GEMM step of each shape (CublasLtGemm.h), unless
-    /// GENESIS_GEMM_TUNING=0.
-    std::optional<cuda::GemmTuner> gemmTuner;
+    /// Whether the first GEMM and attention step of each shape times its
+    /// candidate algorithms (CublasLtGemm.h, CudnnAttention.h).
+    bool tuning = cuda::tuningEnabled();
+    cuda::GemmTuner gemmTuner;
     /// The plan's arena workspace, or 0 until a GEMM or an overlapping copy
     /// needs one of kWorkspaceBytes.
     CUdeviceptr workspace = 0;
@@ -227,8 +229,10 @@ private:
   };
 
   void build(State &state, const PlanFile &planFile) const;
-  CUdeviceptr allocate(State &state, uint64_t bytes,
-                       const std::string &what) const;
+  /// Allocates and zeroes `bytes` for `what`; out of memory, the error
+  /// names what `plan`'s arena holds at its peak (MemoryReport.h).
+  CUdeviceptr allocate(State &state, uint64_t bytes, const std::string &what,
+                       const PlanFile *plan = nullptr) const;
   Module loadModule(const plan::KernelImage &image, uint32_t index) const;
   /// Loads the image of `plan` that fits the device into `state`
   /// (chooseCudaImage; GENESIS_CUDA_IMAGE=ptx takes the PTX even where a
@@ -252,8 +256,9 @@ private:
               Generator::State rng);
   void capture(DeviceFunction &function);
   void enqueue(DeviceStep &step);
-  /// Chooses a GEMM step's algorithm by timing, once per shape (see
-  /// CublasLtGemm.h); nothing for other steps or without a tuner.
+  /// Chooses a GEMM or attention step's algorithm by timing, once per shape
+  /// (CublasLtGemm.h, CudnnAttention.h); nothing for other steps or with
+  /// GENESIS_TUNING=0.
   void tune(DeviceStep &step);
   void enqueueCopy(const CopyStep &copy, const std::string &where);
   void enqueueFill(const FillStep &fill, const std::string &where);
@@ -285,15 +290,18 @@ CudaSession::~CudaSession() {
 }
 
 CUdeviceptr CudaSession::allocate(State &state, uint64_t bytes,
-                                  const std::string &what) const {
+                                  const std::string &what,
+                                  const PlanFile *plan) const {
   CUdeviceptr address = 0;
   CUresult result = api_.cuMemAlloc_v2(&address, bytes);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t freeBytes = 0, totalBytes = 0;
     api_.cuMemGetInfo_v2(&freeBytes, &totalBytes);
-    throw Error(planWhere_ + ": out of device memory: " + what + " needs " +
-                std::to_string(bytes) + " bytes, " + std::to_string(freeBytes) +
-                " bytes free of " + std::to_string(totalBytes));
+    throw Error(
+        planWhere_ + ": out of device memory: " + what + " needs " +
+        std::to_string(bytes) + " bytes, " + std::to_string(freeBytes) +
+        " bytes free of " + std::to_string(totalBytes) +
+        (plan ? "; " + largestLiveBuffers(*plan, analyzeMemory(*plan)) : ""));
   }
   check(result, "cuMemAlloc",
         planWhere_ + ": allocating " + what + " (" + std::to_string(bytes) +
@@ -456,8 +464,6 @@ GemmStep CudaSession::compileGemm(State &state, const plan::Gemm &gemm,
     check(api_.cublasLtCreate(&handle), "cublasLtCreate",
           what + ": creating the cuBLASLt handle");
     state.blasLt = BlasLtHandle(handle, api_.cublasLtDestroy);
-    if (cuda::gemmTuningEnabled())
-      state.gemmTuner.emplace();
   }
   ensureWorkspace(state);
   // Optional operands: flatbuffers::Optional<uint32_t>.
@@ -487,7 +493,7 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
   state.arenaBytes = plan.memory()->arena_bytes();
   CUdeviceptr arena = 0;
   if (state.arenaBytes != 0)
-    arena = allocate(state, state.arenaBytes, "the arena");
+    arena = allocate(state, state.arenaBytes, "the arena", &planFile);
   if (plan.memory()->workspace_bytes() != 0) {
     state.workspace = arena + plan.memory()->workspace_offset();
     state.workspaceBytes = plan.memory()->workspace_bytes();
@@ -505,7 +511,8 @@ void CudaSession::build(State &state, const PlanFile &planFile) const {
           allocate(state, entry.bytes(),
                    std::string(roleName(entry.role())) + " '" + state.names[i] +
                        "' (" + dtypeName(toDType(entry.dtype())) +
-                       shapeString(planFile.tensorShape(i)) + ")");
+                       shapeString(planFile.tensorShape(i)) + ")",
+                   &planFile);
   }
 
   if (plan.images()->size() != 0)
@@ -611,12 +618,14 @@ AttentionStep CudaSession::compileAttention(State &state,
                             dtypeSize(planFile.tensorDType(desc.query));
     CUdeviceptr valueOffset =
         keyOffset / desc.queryHeads * (desc.queryHeads + desc.kvHeads);
-    for (auto [key, value] : {std::pair{cuda::kKey, cuda::kValue},
-                              std::pair{cuda::kKeyGrad, cuda::kValueGrad}})
-      if (step.pointers[key]) {
-        step.pointers[value] += valueOffset;
-        step.pointers[key] += keyOffset;
-      }
+    auto offset = [&](cuda::AttentionOperand key,
+                      cuda::AttentionOperand value) {
+      step.pointers[key] += keyOffset;
+      step.pointers[value] += valueOffset;
+    };
+    offset(cuda::kKey, cuda::kValue);
+    if (desc.backward())
+      offset(cuda::kKeyGrad, cuda::kValueGrad);
   }
   return step;
 }
@@ -646,9 +655,14 @@ void CudaSession::placeAttentionWorkspaces(State &state) const {
 
 void CudaSession::tune(DeviceStep &step) {
   State &state = *state_;
-  if (auto *gemm = std::get_if<GemmStep>(&step.op); gemm && state.gemmTuner)
-    state.gemmTuner->tune(api_, state.blasLt.get(), *gemm, state.workspace,
-                          state.stream.get(), step.where);
+  if (!state.tuning)
+    return;
+  if (auto *gemm = std::get_if<GemmStep>(&step.op))
+    state.gemmTuner.tune(api_, state.blasLt.get(), *gemm, state.workspace,
+                         state.stream.get(), step.where);
+  else if (auto *attention = std::get_if<AttentionStep>(&step.op))
+    state.cudnn->tune(attention->plan, attention->pointers,
+                      attention->workspace, step.where);
 }
 
 void CudaSession::enqueueCopy(const CopyStep &copy, const std::string &where) {

@@ -100,8 +100,10 @@ void checkAttention(const plan::Plan &plan, const plan::Attention &attention,
   // operand), results token-major [B, S, Hq D].
   std::vector<int64_t> packedShape, tokensShape;
   if (attention.packed()) {
-    if (plan.header()->format_version() < 5)
-      fail(field + ".packed", "packed attention needs format version 5");
+    if (plan.header()->format_version() < kPackedAttentionFormatVersion)
+      fail(field + ".packed",
+           "packed attention needs format version " +
+               std::to_string(kPackedAttentionFormatVersion));
     if (attention.query_length() != attention.kv_length())
       fail(field + ".packed", "packed attention needs query_length == "
                               "kv_length (self-attention)");

@@ -150,8 +150,8 @@ private:
     if (header.format_version() < kOldestPlanFormatVersion)
       fail("header.format_version",
            "format version " + std::to_string(header.format_version()) +
-               " predates version 4, whose CUDA images name their chip; "
-               "recompile the plan");
+               " predates version " + std::to_string(kOldestPlanFormatVersion) +
+               ", whose CUDA images name their chip; recompile the plan");
     if (!inRange(header.target()))
       fail("header.target", std::to_string(unsigned(header.target())) +
                                 " is not a valid target");

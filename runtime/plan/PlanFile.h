@@ -58,8 +58,11 @@ constexpr uint32_t kPlanContainerVersion = 1;
 /// several chips (KernelImage.compute_capability). 5: packed attention
 /// steps (Attention.packed); plans of version 4 mean the same in 5.
 constexpr uint32_t kPlanFormatVersion = 5;
-/// The oldest format version this runtime loads.
+/// The oldest format version this runtime loads: the first whose CUDA images
+/// name their chip.
 constexpr uint32_t kOldestPlanFormatVersion = 4;
+/// The first format version with packed attention steps.
+constexpr uint32_t kPackedAttentionFormatVersion = 5;
 
 /// The first chip with programmatic dependent launch (griddepcontrol):
 /// sm_90.

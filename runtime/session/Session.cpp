@@ -2,6 +2,7 @@
 
 #include "runtime/session/Session.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/plan/MemoryReport.h"
 #include "runtime/support/Error.h"
 #include "runtime/support/Gelu.h"
 #include "runtime/support/MemFile.h"
@@ -268,11 +269,14 @@ uint64_t availableMemoryBytes() {
   return uint64_t(sysconf(_SC_AVPHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
 }
 
+/// `buffers`: what the memory holds (largestLiveBuffers), or "".
 [[noreturn]] void throwOutOfMemory(const std::string &where,
-                                   const std::string &what, uint64_t bytes) {
+                                   const std::string &what, uint64_t bytes,
+                                   const std::string &buffers = "") {
   throw Error(where + ": out of memory: " + what + " needs " +
               std::to_string(bytes) + " bytes but only " +
-              std::to_string(availableMemoryBytes()) + " bytes are available");
+              std::to_string(availableMemoryBytes()) + " bytes are available" +
+              (buffers.empty() ? "" : "; " + buffers));
 }
 
 void blasGemm(bool transposeA, bool transposeB, int m, int n, int k,
@@ -506,7 +510,8 @@ Session::Session(const PlanFile &planFile)
     throwOutOfMemory(where,
                      "the arena (" + std::to_string(impl_->arenaBytes) +
                          " bytes) and the persistent tensors",
-                     impl_->arenaBytes + persistentBytes);
+                     impl_->arenaBytes + persistentBytes,
+                     largestLiveBuffers(planFile, analyzeMemory(planFile)));
   std::align_val_t alignment{std::max<size_t>(64, plan.memory()->alignment())};
   try {
     impl_->arena = AlignedBytes(
@@ -518,7 +523,8 @@ Session::Session(const PlanFile &planFile)
         impl_->persistent[i].emplace(tensors_[i].dtype, tensors_[i].shape);
   } catch (const std::bad_alloc &) {
     throwOutOfMemory(where, "the arena and the persistent tensors",
-                     impl_->arenaBytes + persistentBytes);
+                     impl_->arenaBytes + persistentBytes,
+                     largestLiveBuffers(planFile, analyzeMemory(planFile)));
   }
   impl_->externalBytes = persistentBytes;
   impl_->peakBytes = impl_->arenaBytes + persistentBytes;

@@ -35,7 +35,7 @@ other by amounts of this order; their difference is printed as the
 reference). <PREFIX>_BEFORE_PLAN=<plan> adds a "Genesis before" row (an
 earlier compiler's plan, same inputs), <PREFIX>_BEFORE_ENV="NAME=VALUE ..."
 runs that row (the same plan unless BEFORE_PLAN names one) with these
-settings (GENESIS_GEMM_TUNING=0, say); with a before row,
+settings (GENESIS_TUNING=0, say); with a before row,
 <PREFIX>_AB_ROUNDS=N runs only the two Genesis rows, N times in alternating
 order, and prints their times and the ratio of the medians, <PREFIX>_STEPS sets STEPS (default
 50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed

@@ -18,6 +18,7 @@
 #include "tools/genesis-run/RunTool.h"
 
 #include "runtime/formats/ArrayIO.h"
+#include "runtime/plan/MemoryReport.h"
 #include "runtime/plan/PlanFile.h"
 #include "runtime/session/Checkpoint.h"
 #include "runtime/session/Session.h"
@@ -47,6 +48,14 @@ constexpr char kOptionHelp[] =
     "  --params FILE        .safetensors of parameters, optimizer state,\n"
     "                       buffers or learning rates, bound by name\n"
     "  --inspect            print the plan; without --function, only that\n"
+    "  --memory             print where the plan's memory goes: persistent\n"
+    "                       tensors by role, the arena, and per function\n"
+    "                       (--function: that one) the peak of its live\n"
+    "                       temporaries with the buffers live there,\n"
+    "                       largest first; then exit\n"
+    "  --fits GIB           say whether the plan's memory fits GIB GiB and,\n"
+    "                       if not, which live buffers to recompute or\n"
+    "                       shrink first; then exit\n"
     "  --repeat N           run N times (timings are per run)\n"
     "  --batches            with --repeat N, every input has a leading\n"
     "                       dimension of N and run r reads slice r (a\n"
@@ -66,9 +75,9 @@ std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
   return head + " [--function NAME] [-i FILE]... [-o FILE]...\n" +
          std::string(8 + tool.size(), ' ') +
-         "[--params FILE]... [--inspect] [--repeat N [--batches]]\n" +
+         "[--params FILE]... [--inspect] [--memory] [--fits GIB]\n" +
          std::string(8 + tool.size(), ' ') +
-         "[--save-state FILE] "
+         "[--repeat N [--batches]] [--save-state FILE] "
          "[--bench N [--profile]]\n"
          "\n" +
          kOptionHelp;
@@ -82,6 +91,8 @@ struct Options {
   std::vector<std::string> params;
   std::string saveState;
   bool inspect = false;
+  bool memory = false;
+  std::optional<double> fitsGiB;
   int64_t repeat = 1;
   bool batches = false;
   int64_t bench = 0;
@@ -107,6 +118,21 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.params.push_back(value());
     } else if (arg == "--inspect") {
       options.inspect = true;
+    } else if (arg == "--memory") {
+      options.memory = true;
+    } else if (arg == "--fits") {
+      std::string text = value();
+      size_t end = 0;
+      double gib = 0;
+      try {
+        gib = std::stod(text, &end);
+      } catch (const std::exception &) {
+        end = 0;
+      }
+      if (end != text.size() || !(gib > 0) || gib > 1e9)
+        throw Error("--fits needs a positive number of GiB, not '" + text +
+                    "'");
+      options.fitsGiB = gib;
     } else if (arg == "--save-state") {
       options.saveState = value();
     } else if (arg == "--repeat" || arg == "--bench") {
@@ -291,8 +317,18 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
   const PlanFile &planFile = embedded ? *embedded : *loaded;
   if (options.inspect) {
     describePlan(planFile, std::cout);
-    if (options.function.empty())
+    if (options.function.empty() && !options.memory && !options.fitsGiB)
       return 0;
+  }
+  if (options.memory || options.fitsGiB) {
+    MemoryReport report = analyzeMemory(planFile);
+    if (options.memory)
+      describeMemory(planFile, report, std::cout, options.function);
+    if (options.fitsGiB)
+      describeFit(planFile, report,
+                  static_cast<uint64_t>(*options.fitsGiB * double(1 << 30)),
+                  std::cout);
+    return 0;
   }
 
   Session session(planFile);

@@ -37,3 +37,16 @@ func.func @kept(%x: tensor<8x1024xf32>, %y: tensor<8xi64>, %n: tensor<8x1000xf32
   %ds = genesis.cross_entropy_grad %x, %y, %two {reduction = 0 : i32, label_smoothing = 0.2 : f64} : (tensor<8x1024xf32>, tensor<8xi64>, tensor<8xf32>) -> tensor<8x1024xf32>
   return %dx, %dn, %ds : tensor<8x1024xf32>, tensor<8x1000xf32>, tensor<8x1024xf32>
 }
+
+// -----
+
+// Kept apart: f64 logits, which the GPU's cross-entropy kernels (computing
+// in f32) do not take.
+// CHECK-LABEL: func.func @f64_logits(
+// CHECK-NOT: cross_entropy_with_grad
+// CHECK: genesis.cross_entropy_grad
+func.func @f64_logits(%x: tensor<8x1024xf64>, %y: tensor<8xi64>, %w: tensor<8xf64>) -> (tensor<8xf64>, tensor<8x1024xf64>) {
+  %loss = genesis.cross_entropy %x, %y {reduction = 0 : i32} : (tensor<8x1024xf64>, tensor<8xi64>) -> tensor<8xf64>
+  %dx = genesis.cross_entropy_grad %x, %y, %w {reduction = 0 : i32} : (tensor<8x1024xf64>, tensor<8xi64>, tensor<8xf64>) -> tensor<8x1024xf64>
+  return %loss, %dx : tensor<8xf64>, tensor<8x1024xf64>
+}

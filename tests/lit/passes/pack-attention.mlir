@@ -101,3 +101,59 @@ func.func @kept(%p: tensor<1x8x384xbf16>, %wide: tensor<1x8x448xbf16>, %x: tenso
   %o3, %l3 = genesis.fused_attention %at, %bt, %xt scale 0.125 : (tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) -> (tensor<1x2x8x64xbf16>, tensor<1x2x8xf32>)
   return %o1, %o2, %o3 : tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>
 }
+
+// -----
+
+// Not packed either: q, k and v taking every second token (stride 2), or
+// only the first batch row of the projection.
+// CHECK-LABEL: func.func @strided_or_partial(
+// CHECK-NOT: packed_attention
+// CHECK-COUNT-2: genesis.fused_attention
+// CHECK-NOT: packed_attention
+func.func @strided_or_partial(%p: tensor<2x16x384xbf16>) -> (tensor<2x2x8x64xbf16>, tensor<1x2x16x64xbf16>) {
+  %qs = genesis.slice %p start [0, 0, 0] limit [2, 16, 128] stride [1, 2, 1] : tensor<2x16x384xbf16>
+  %ks = genesis.slice %p start [0, 0, 128] limit [2, 16, 256] stride [1, 2, 1] : tensor<2x16x384xbf16>
+  %vs = genesis.slice %p start [0, 0, 256] limit [2, 16, 384] stride [1, 2, 1] : tensor<2x16x384xbf16>
+  %q4 = genesis.reshape %qs : tensor<2x8x128xbf16> -> tensor<2x8x2x64xbf16>
+  %k4 = genesis.reshape %ks : tensor<2x8x128xbf16> -> tensor<2x8x2x64xbf16>
+  %v4 = genesis.reshape %vs : tensor<2x8x128xbf16> -> tensor<2x8x2x64xbf16>
+  %q = genesis.transpose %q4, [0, 2, 1, 3] : tensor<2x8x2x64xbf16>
+  %k = genesis.transpose %k4, [0, 2, 1, 3] : tensor<2x8x2x64xbf16>
+  %v = genesis.transpose %v4, [0, 2, 1, 3] : tensor<2x8x2x64xbf16>
+  %o, %l = genesis.fused_attention %q, %k, %v causal scale 0.125 : (tensor<2x2x8x64xbf16>, tensor<2x2x8x64xbf16>, tensor<2x2x8x64xbf16>) -> (tensor<2x2x8x64xbf16>, tensor<2x2x8xf32>)
+  %bq = genesis.slice %p start [0, 0, 0] limit [1, 16, 128] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %bk = genesis.slice %p start [0, 0, 128] limit [1, 16, 256] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %bv = genesis.slice %p start [0, 0, 256] limit [1, 16, 384] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %bq4 = genesis.reshape %bq : tensor<1x16x128xbf16> -> tensor<1x16x2x64xbf16>
+  %bk4 = genesis.reshape %bk : tensor<1x16x128xbf16> -> tensor<1x16x2x64xbf16>
+  %bv4 = genesis.reshape %bv : tensor<1x16x128xbf16> -> tensor<1x16x2x64xbf16>
+  %bqt = genesis.transpose %bq4, [0, 2, 1, 3] : tensor<1x16x2x64xbf16>
+  %bkt = genesis.transpose %bk4, [0, 2, 1, 3] : tensor<1x16x2x64xbf16>
+  %bvt = genesis.transpose %bv4, [0, 2, 1, 3] : tensor<1x16x2x64xbf16>
+  %bo, %bl = genesis.fused_attention %bqt, %bkt, %bvt causal scale 0.125 : (tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>)
+  return %o, %bo : tensor<2x2x8x64xbf16>, tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+// A gradient of another scale is not this attention's: the forward is
+// packed, the gradient stays a fused_attention_grad of the head-major q, k
+// and v, reading the packed result made head-major again.
+// CHECK-LABEL: func.func @other_scale_gradient(
+// CHECK: %[[O:.+]], %[[L:.+]] = genesis.packed_attention %arg0 heads 2 kv_heads 2 causal scale 1.250000e-01
+// CHECK: genesis.fused_attention_grad {{.*}} causal scale 2.500000e-01
+// CHECK-NOT: packed_attention_grad
+func.func @other_scale_gradient(%qkv: tensor<2x16x384xbf16>, %do: tensor<2x2x16x64xbf16>) -> (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>) {
+  %qs = genesis.slice %qkv start [0, 0, 0] limit [2, 16, 128] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %ks = genesis.slice %qkv start [0, 0, 128] limit [2, 16, 256] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %vs = genesis.slice %qkv start [0, 0, 256] limit [2, 16, 384] stride [1, 1, 1] : tensor<2x16x384xbf16>
+  %q4 = genesis.reshape %qs : tensor<2x16x128xbf16> -> tensor<2x16x2x64xbf16>
+  %k4 = genesis.reshape %ks : tensor<2x16x128xbf16> -> tensor<2x16x2x64xbf16>
+  %v4 = genesis.reshape %vs : tensor<2x16x128xbf16> -> tensor<2x16x2x64xbf16>
+  %q = genesis.transpose %q4, [0, 2, 1, 3] : tensor<2x16x2x64xbf16>
+  %k = genesis.transpose %k4, [0, 2, 1, 3] : tensor<2x16x2x64xbf16>
+  %v = genesis.transpose %v4, [0, 2, 1, 3] : tensor<2x16x2x64xbf16>
+  %o, %l = genesis.fused_attention %q, %k, %v causal scale 0.125 : (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>) -> (tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>)
+  %dq, %dk, %dv = genesis.fused_attention_grad %q, %k, %v, %o, %do, %l causal scale 0.25 : (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16xf32>) -> (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>)
+  return %o, %dq, %dk, %dv : tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>
+}

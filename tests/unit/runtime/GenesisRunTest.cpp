@@ -108,6 +108,33 @@ TEST_F(GenesisRunTest, InspectPrintsThePlan) {
   EXPECT_TRUE(contains(both.out, "y: f32[2, 1] = [33, 38]\n"));
 }
 
+TEST_F(GenesisRunTest, MemoryAndFitsReportWithoutRunning) {
+  ToolResult memory = run("--memory " + path("mlp.gplan"));
+  ASSERT_EQ(memory.exitCode, 0) << memory.err;
+  EXPECT_TRUE(contains(memory.out, "memory of plan '" + path("mlp.gplan") +
+                                       "' (cpu): 144 B\n"))
+      << memory.out;
+  EXPECT_TRUE(contains(memory.out, "  arena: 32 B")) << memory.out;
+  EXPECT_TRUE(contains(memory.out, "function 'forward': 2 steps; live "
+                                   "temporaries peak at 32 B in 1 buffers at "
+                                   "step #0 gemm 2x4x3 bias_relu @ mlp.cpp:5"))
+      << memory.out;
+  EXPECT_TRUE(contains(memory.out, "    32 B  h  f32[2, 4]  #0-#1  #0 gemm"))
+      << memory.out;
+  EXPECT_FALSE(contains(memory.out, "timing")) << "--memory runs nothing";
+
+  ToolResult fits = run("--fits 1 " + path("mlp.gplan"));
+  ASSERT_EQ(fits.exitCode, 0) << fits.err;
+  EXPECT_EQ(fits.out, "fits: 144 B of 1.00 GiB\n");
+  ToolResult over = run("--fits 0.00000006 " + path("mlp.gplan"));
+  ASSERT_EQ(over.exitCode, 0) << over.err;
+  EXPECT_TRUE(contains(over.out, "does not fit: 144 B is 80 B more than 64 B"))
+      << over.out;
+  EXPECT_TRUE(contains(over.out, "    32 B  h  f32[2, 4]\n")) << over.out;
+  EXPECT_TRUE(contains(errorOf("--fits -1 " + path("mlp.gplan")),
+                       "--fits needs a positive number of GiB, not '-1'"));
+}
+
 TEST_F(GenesisRunTest, HelpPrintsUsage) {
   ToolResult result = run("--help");
   EXPECT_EQ(result.exitCode, 0);

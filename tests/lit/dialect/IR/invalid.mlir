@@ -1767,3 +1767,21 @@ func.func @kernel_not_a_symbol(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = genesis.exp %a {genesis.kernel = "k"} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @attention_scale_inf(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+2 {{'genesis.attention' op scale must be finite, got}}
+  // expected-error @+1 {{'genesis.attention' op failed to infer returned types}}
+  %0 = genesis.attention %q, %q, %q scale 0x7FF0000000000000 : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @packed_attention_scale_nan(%qkv: tensor<1x8x96xbf16>) {
+  // expected-error @+2 {{'genesis.packed_attention' op scale must be finite, got}}
+  // expected-error @+1 {{'genesis.packed_attention' op failed to infer returned types}}
+  %0:2 = genesis.packed_attention %qkv heads 2 kv_heads 2 scale 0x7FF8000000000000 : (tensor<1x8x96xbf16>) -> (tensor<1x8x32xbf16>, tensor<1x2x8xf32>)
+  return
+}
