@@ -129,8 +129,8 @@ private:
 /// Throws genesis::Error prefixed by `where` saying which of these failed.
 const Api &api(const std::string &where);
 
-/// Whether sessions time the candidate algorithms of cuBLASLt GEMMs and cuDNN
-/// attention and keep the fastest (GENESIS_TUNING is not "0").
+/// Whether sessions time the candidate algorithms of cuBLASLt GEMMs and keep
+/// the fastest (GENESIS_TUNING is not "0").
 bool tuningEnabled();
 
 /// Why api() fails, or "" when it succeeds.

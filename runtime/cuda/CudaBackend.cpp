@@ -216,8 +216,8 @@ private:
     BlasLtHandle blasLt;
     /// Created by the first attention step.
     std::unique_ptr<cuda::CudnnAttention> cudnn;
-    /// Whether the first GEMM and attention step of each shape times its
-    /// candidate algorithms (CublasLtGemm.h, CudnnAttention.h).
+    /// Whether the first GEMM step of each shape times its candidate
+    /// algorithms (CublasLtGemm.h).
     bool tuning = cuda::tuningEnabled();
     cuda::GemmTuner gemmTuner;
     /// The plan's arena workspace, or 0 until a GEMM or an overlapping copy
@@ -256,9 +256,8 @@ private:
               Generator::State rng);
   void capture(DeviceFunction &function);
   void enqueue(DeviceStep &step);
-  /// Chooses a GEMM or attention step's algorithm by timing, once per shape
-  /// (CublasLtGemm.h, CudnnAttention.h); nothing for other steps or with
-  /// GENESIS_TUNING=0.
+  /// Chooses a GEMM step's algorithm by timing, once per shape
+  /// (CublasLtGemm.h); nothing for other steps or with GENESIS_TUNING=0.
   void tune(DeviceStep &step);
   void enqueueCopy(const CopyStep &copy, const std::string &where);
   void enqueueFill(const FillStep &fill, const std::string &where);
@@ -660,9 +659,6 @@ void CudaSession::tune(DeviceStep &step) {
   if (auto *gemm = std::get_if<GemmStep>(&step.op))
     state.gemmTuner.tune(api_, state.blasLt.get(), *gemm, state.workspace,
                          state.stream.get(), step.where);
-  else if (auto *attention = std::get_if<AttentionStep>(&step.op))
-    state.cudnn->tune(attention->plan, attention->pointers,
-                      attention->workspace, step.where);
 }
 
 void CudaSession::enqueueCopy(const CopyStep &copy, const std::string &where) {

@@ -16,12 +16,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudnnAttention.h"
-#include "runtime/cuda/CudaApi.h"
 #include "runtime/support/Error.h"
 
 #include <dlfcn.h>
 
-#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -115,37 +113,12 @@ std::string describe(const AttentionDesc &s, DType dtype) {
 
 } // namespace
 
-/// The heuristic's first configuration that built (Graph::execute's).
-constexpr int64_t kHeuristicChoice = -1;
-
 struct CudnnAttention::Impl {
   cudnnHandle_t handle = nullptr;
-  CUstream stream = nullptr;
   std::vector<std::shared_ptr<fe::graph::Graph>> graphs;
   std::vector<int64_t> workspaces;
-  /// Per graph: the engine configuration that runs (its execution plan's
-  /// index, or kHeuristicChoice), and whether it was chosen by timing yet.
-  std::vector<int64_t> chosen;
-  std::vector<bool> tuned;
   std::map<PlanKey, size_t> indexOf;
 };
-
-namespace {
-
-/// Back-to-back runs timed per engine configuration.
-constexpr int kTimedRuns = 3;
-
-std::unordered_map<int64_t, void *>
-variantPack(const AttentionPointers &pointers) {
-  std::unordered_map<int64_t, void *> pack;
-  for (int i = 0; i < kAttentionOperandCount; ++i)
-    if (pointers[i])
-      // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address.
-      pack.emplace(i, reinterpret_cast<void *>(pointers[i]));
-  return pack;
-}
-
-} // namespace
 
 std::string CudnnAttention::unavailableReason() {
   return loadCudnn().unavailable;
@@ -159,7 +132,6 @@ CudnnAttention::CudnnAttention(CUstream stream, const std::string &where)
                 ": cannot run a fused attention step: " + loaded.unavailable);
   if (fe::detail::create_handle(&impl_->handle) != CUDNN_STATUS_SUCCESS)
     throw Error(where + ": cudnnCreate failed");
-  impl_->stream = stream;
   if (fe::detail::set_stream(impl_->handle, stream) != CUDNN_STATUS_SUCCESS) {
     fe::detail::destroy_handle(impl_->handle);
     throw Error(where + ": cudnnSetStream failed");
@@ -261,60 +233,14 @@ size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
     fail("create_execution_plans", status);
   if (auto status = graph->check_support(impl_->handle); !status.is_good())
     fail("check_support", status);
-  // Every configuration the heuristic offers, for tune() to time; those that
-  // fail to build are left out.
-  if (auto status =
-          graph->build_plans(impl_->handle, fe::BuildPlanPolicy_t::ALL);
-      !status.is_good())
+  if (auto status = graph->build_plans(impl_->handle); !status.is_good())
     fail("build_plans", status);
-  impl_->workspaces.push_back(graph->get_autotune_workspace_size());
+  int64_t workspace = 0;
+  if (auto status = graph->get_workspace_size(workspace); !status.is_good())
+    fail("get_workspace_size", status);
   impl_->graphs.push_back(std::move(graph));
-  impl_->chosen.push_back(kHeuristicChoice);
-  impl_->tuned.push_back(false);
+  impl_->workspaces.push_back(workspace);
   return impl_->indexOf[key] = impl_->graphs.size() - 1;
-}
-
-void CudnnAttention::tune(size_t index, const AttentionPointers &pointers,
-                          CUdeviceptr workspace, const std::string &where) {
-  if (impl_->tuned.at(index))
-    return;
-  impl_->tuned[index] = true;
-  fe::graph::Graph &graph = *impl_->graphs[index];
-  int64_t count = graph.get_execution_plan_count();
-  if (count < 2)
-    return;
-  const Api &api = cuda::api(where);
-  std::string what = where + ": timing cuDNN's attention engines";
-  auto makeEvent = [&] {
-    CUevent created = nullptr;
-    check(api.cuEventCreate(&created, CU_EVENT_DEFAULT), "cuEventCreate", what);
-    return Owned<CUevent, CUresult>(created, api.cuEventDestroy_v2);
-  };
-  auto start = makeEvent(), end = makeEvent();
-  std::unordered_map<int64_t, void *> pack = variantPack(pointers);
-  // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address.
-  void *scratch = reinterpret_cast<void *>(workspace);
-  float best = std::numeric_limits<float>::infinity();
-  for (int64_t plan = 0; plan < count; ++plan) {
-    // A configuration that did not build, or refuses to run, is left out.
-    if (!graph.execute_plan_at_index(impl_->handle, pack, scratch, plan)
-             .is_good())
-      continue;
-    check(api.cuEventRecord(start.get(), impl_->stream), "cuEventRecord", what);
-    bool ran = true;
-    for (int run = 0; run < kTimedRuns && ran; ++run)
-      ran = graph.execute_plan_at_index(impl_->handle, pack, scratch, plan)
-                .is_good();
-    check(api.cuEventRecord(end.get(), impl_->stream), "cuEventRecord", what);
-    check(api.cuStreamSynchronize(impl_->stream), "cuStreamSynchronize", what);
-    float milliseconds = 0;
-    check(api.cuEventElapsedTime_v2(&milliseconds, start.get(), end.get()),
-          "cuEventElapsedTime", what);
-    if (ran && milliseconds < best) {
-      best = milliseconds;
-      impl_->chosen[index] = plan;
-    }
-  }
 }
 
 uint64_t CudnnAttention::workspaceBytes(size_t index) const {
@@ -323,15 +249,14 @@ uint64_t CudnnAttention::workspaceBytes(size_t index) const {
 
 void CudnnAttention::run(size_t index, const AttentionPointers &pointers,
                          CUdeviceptr workspace, const std::string &where) {
-  std::unordered_map<int64_t, void *> pack = variantPack(pointers);
-  fe::graph::Graph &graph = *impl_->graphs.at(index);
+  std::unordered_map<int64_t, void *> pack;
+  for (int i = 0; i < kAttentionOperandCount; ++i)
+    if (pointers[i])
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address.
+      pack.emplace(i, reinterpret_cast<void *>(pointers[i]));
   // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address.
-  void *scratch = reinterpret_cast<void *>(workspace);
-  int64_t plan = impl_->chosen[index];
-  fe::error_t status =
-      plan == kHeuristicChoice
-          ? graph.execute(impl_->handle, pack, scratch)
-          : graph.execute_plan_at_index(impl_->handle, pack, scratch, plan);
+  fe::error_t status = impl_->graphs.at(index)->execute(
+      impl_->handle, pack, reinterpret_cast<void *>(workspace));
   if (!status.is_good())
     throw Error(where + ": cuDNN attention failed: " + status.get_message());
 }
@@ -360,9 +285,6 @@ size_t CudnnAttention::prepare(const AttentionDesc &, DType,
 }
 
 uint64_t CudnnAttention::workspaceBytes(size_t) const { return 0; }
-
-void CudnnAttention::tune(size_t, const AttentionPointers &, CUdeviceptr,
-                          const std::string &) {}
 
 void CudnnAttention::run(size_t, const AttentionPointers &, CUdeviceptr,
                          const std::string &) {}

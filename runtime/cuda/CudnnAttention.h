@@ -4,11 +4,8 @@
 // llm.c and XLA call), built with cudnn-frontend's graph API. libcudnn.so.9
 // is dlopen'ed when the first session with such a step is created, so
 // binaries still start, and plans without attention still run, where cuDNN is
-// missing. The execution plans of every engine configuration cuDNN's
-// heuristic offers are built per distinct shape when the session loads; the
-// first time a shape runs, each is timed on the step's own operands and the
-// fastest serves every step of that shape (GENESIS_TUNING=0: the
-// heuristic's first choice).
+// missing. One execution plan is built per distinct shape when the session
+// loads and reused by every step of that shape.
 //
 // Only runtime/cuda/CudaBackend.cpp includes this header.
 //
@@ -61,15 +58,8 @@ public:
   /// naming `where` and the shape, when cuDNN supports none.
   size_t prepare(const AttentionDesc &step, DType dtype,
                  const std::string &where);
-  /// Scratch bytes that plan `index` needs during a run (the most any of its
-  /// engine configurations needs).
+  /// Scratch bytes that plan `index` needs during a run.
   uint64_t workspaceBytes(size_t index) const;
-  /// Times each engine configuration of plan `index` on `pointers` (a warm-up
-  /// and then 3 runs each, on the handle's stream, which it leaves idle) and
-  /// keeps the fastest, once per plan; the outputs then hold what a run
-  /// writes.
-  void tune(size_t index, const AttentionPointers &pointers,
-            CUdeviceptr workspace, const std::string &where);
   /// Enqueues plan `index` on the stream.
   void run(size_t index, const AttentionPointers &pointers,
            CUdeviceptr workspace, const std::string &where);
