@@ -4,13 +4,15 @@
 # SECONDS (default 30). Exits non-zero if a fuzzer finds a crash; the input
 # that caused it is saved under build-fuzz/fuzz-artifacts/.
 #
-# usage: scripts/fuzz.sh [SECONDS]
+# usage: scripts/fuzz.sh [SECONDS [FUZZER...]]  (default: every fuzzer)
 # Set GENESIS_BUILD_LOCK to a lock file to hold it (flock) while building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 build=build-fuzz
-fuzzers=(plan_loader_fuzzer safetensors_fuzzer)
+fuzzers=(plan_loader_fuzzer safetensors_fuzzer npy_fuzzer tokenizer_fuzzer
+         generation_config_fuzzer)
+if [ $# -gt 1 ]; then fuzzers=("${@:2}"); fi
 
 lock=()
 if [ -n "${GENESIS_BUILD_LOCK:-}" ]; then lock=(flock "$GENESIS_BUILD_LOCK"); fi
@@ -29,6 +31,16 @@ fi
 corpus="$build/fuzz-corpus"
 rm -rf "$corpus"
 "$build/bin/genesis-fuzz-corpus" "$corpus"
+# The text and array loaders start from the test data's files.
+mkdir -p "$corpus/npy_fuzzer" "$corpus/tokenizer_fuzzer" \
+  "$corpus/generation_config_fuzzer"
+for f in tests/data/hf/*/*.npy; do
+  cp "$f" "$corpus/npy_fuzzer/$(echo "$f" | tr / _)"
+done
+cp tests/data/tokenizer/*_style.json "$corpus/tokenizer_fuzzer/"
+for f in tests/data/hf/*/generation_config.json; do
+  cp "$f" "$corpus/generation_config_fuzzer/$(echo "$f" | tr / _)"
+done
 mkdir -p "$build/fuzz-artifacts"
 for fuzzer in "${fuzzers[@]}"; do
   echo "[fuzz] $fuzzer for $seconds s"

@@ -1,12 +1,13 @@
 //===- safetensors_fuzzer.cpp - libFuzzer target for safetensors reading --===//
 //
-// Feeds each input, as a file (a memfd reached by its /proc path), to
+// Feeds each input, as a file (FuzzInput.h), to
 // loadCheckpoint against a small plan: the safetensors reader, then the
 // checks of names, dtypes, shapes and metadata. Only genesis::Error may come
 // out.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzInput.h"
 #include "FuzzPlans.h"
 
 #include "runtime/formats/ArrayIO.h"
@@ -14,9 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <sys/mman.h>
-#include <unistd.h>
 
 using namespace genesis;
 
@@ -30,32 +28,14 @@ Session &checkpointSession() {
   return session;
 }
 
-struct Memfd {
-  int fd;
-  std::string path;
-};
-
-const Memfd &inputFile() {
-  static const Memfd file = [] {
-    int fd = memfd_create("safetensors-fuzz", 0);
-    if (fd < 0)
-      std::abort();
-    return Memfd{fd, "/proc/self/fd/" + std::to_string(fd)};
-  }();
-  return file;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const Memfd &file = inputFile();
-  if (ftruncate(file.fd, 0) != 0 ||
-      pwrite(file.fd, data, size, 0) != static_cast<ssize_t>(size))
-    std::abort();
+  const std::string &path = fuzz::inputFile(data, size);
   // Reads the whole file with loadSafetensors, then checks it as a
   // checkpoint of the plan.
   try {
-    loadCheckpoint(checkpointSession(), file.path);
+    loadCheckpoint(checkpointSession(), path);
   } catch (const Error &) {
   }
   return 0;
