@@ -4,7 +4,6 @@
 #include "runtime/support/Error.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 

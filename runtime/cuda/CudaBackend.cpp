@@ -296,11 +296,10 @@ CUdeviceptr CudaSession::allocate(State &state, uint64_t bytes,
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t freeBytes = 0, totalBytes = 0;
     api_.cuMemGetInfo_v2(&freeBytes, &totalBytes);
-    throw Error(
-        planWhere_ + ": out of device memory: " + what + " needs " +
-        std::to_string(bytes) + " bytes, " + std::to_string(freeBytes) +
-        " bytes free of " + std::to_string(totalBytes) +
-        (plan ? "; " + largestLiveBuffers(*plan, analyzeMemory(*plan)) : ""));
+    throw Error(planWhere_ + ": out of device memory: " + what + " needs " +
+                std::to_string(bytes) + " bytes, " + std::to_string(freeBytes) +
+                " bytes free of " + std::to_string(totalBytes) +
+                (plan ? "; " + largestLiveBuffers(*plan) : ""));
   }
   check(result, "cuMemAlloc",
         planWhere_ + ": allocating " + what + " (" + std::to_string(bytes) +

@@ -315,8 +315,8 @@ void describeFit(const PlanFile &planFile, const MemoryReport &report,
        << ": the persistent tensors must shrink too)\n";
 }
 
-std::string largestLiveBuffers(const PlanFile &planFile,
-                               const MemoryReport &report, size_t count) {
+std::string largestLiveBuffers(const PlanFile &planFile, size_t count) {
+  MemoryReport report = analyzeMemory(planFile);
   const FunctionMemory *peak = highestPeak(report);
   if (!peak || peak->liveAtPeak.empty())
     return "the plan has no temporaries; persistent tensors " +

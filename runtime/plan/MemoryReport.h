@@ -86,9 +86,8 @@ void describeFit(const PlanFile &planFile, const MemoryReport &report,
                  uint64_t limitBytes, std::ostream &os);
 
 /// One line for an out-of-memory error: the `count` largest buffers live at
-/// the highest peak of any function, with their sizes.
-std::string largestLiveBuffers(const PlanFile &planFile,
-                               const MemoryReport &report, size_t count = 10);
+/// the highest peak of any of `planFile`'s functions, with their sizes.
+std::string largestLiveBuffers(const PlanFile &planFile, size_t count = 10);
 
 } // namespace genesis
 

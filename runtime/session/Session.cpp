@@ -511,7 +511,7 @@ Session::Session(const PlanFile &planFile)
                      "the arena (" + std::to_string(impl_->arenaBytes) +
                          " bytes) and the persistent tensors",
                      impl_->arenaBytes + persistentBytes,
-                     largestLiveBuffers(planFile, analyzeMemory(planFile)));
+                     largestLiveBuffers(planFile));
   std::align_val_t alignment{std::max<size_t>(64, plan.memory()->alignment())};
   try {
     impl_->arena = AlignedBytes(
@@ -524,7 +524,7 @@ Session::Session(const PlanFile &planFile)
   } catch (const std::bad_alloc &) {
     throwOutOfMemory(where, "the arena and the persistent tensors",
                      impl_->arenaBytes + persistentBytes,
-                     largestLiveBuffers(planFile, analyzeMemory(planFile)));
+                     largestLiveBuffers(planFile));
   }
   impl_->externalBytes = persistentBytes;
   impl_->peakBytes = impl_->arenaBytes + persistentBytes;

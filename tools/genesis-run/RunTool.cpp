@@ -99,6 +99,20 @@ struct Options {
   bool profile = false;
 };
 
+/// `text` read whole by `parse` (std::stoll, std::stod), or std::nullopt.
+template <typename Parse>
+auto parseWhole(const std::string &text, Parse parse)
+    -> std::optional<decltype(parse(text, nullptr))> {
+  size_t end = 0;
+  try {
+    auto value = parse(text, &end);
+    if (end == text.size())
+      return value;
+  } catch (const std::exception &) {
+  }
+  return std::nullopt;
+}
+
 Options parseOptions(int argc, char **argv, bool embedded) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -122,14 +136,11 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.memory = true;
     } else if (arg == "--fits") {
       std::string text = value();
-      size_t end = 0;
-      double gib = 0;
-      try {
-        gib = std::stod(text, &end);
-      } catch (const std::exception &) {
-        end = 0;
-      }
-      if (end != text.size() || !(gib > 0) || gib > 1e9)
+      std::optional<double> gib =
+          parseWhole(text, [](const std::string &s, size_t *end) {
+            return std::stod(s, end);
+          });
+      if (!gib || !(*gib > 0) || *gib > 1e9)
         throw Error("--fits needs a positive number of GiB, not '" + text +
                     "'");
       options.fitsGiB = gib;
@@ -137,16 +148,13 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.saveState = value();
     } else if (arg == "--repeat" || arg == "--bench") {
       std::string text = value();
-      size_t end = 0;
-      int64_t count = 0;
-      try {
-        count = std::stoll(text, &end);
-      } catch (const std::exception &) {
-        end = 0;
-      }
-      if (end != text.size() || count < 1)
+      std::optional<long long> count =
+          parseWhole(text, [](const std::string &s, size_t *end) {
+            return std::stoll(s, end);
+          });
+      if (!count || *count < 1)
         throw Error(arg + " needs a positive integer, not '" + text + "'");
-      (arg == "--repeat" ? options.repeat : options.bench) = count;
+      (arg == "--repeat" ? options.repeat : options.bench) = *count;
     } else if (arg == "--profile") {
       options.profile = true;
     } else if (arg == "--batches") {

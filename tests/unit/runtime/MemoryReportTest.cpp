@@ -99,7 +99,7 @@ TEST(MemoryReport, FitsNamesWhatToShrink) {
   EXPECT_TRUE(contains(persistent.str(), "the persistent tensors must shrink"))
       << persistent.str();
 
-  EXPECT_EQ(largestLiveBuffers(planFile, report, 1),
+  EXPECT_EQ(largestLiveBuffers(planFile, 1),
             "largest buffers live at the peak of 'step' (step #1, 700 B): a "
             "f32[100] 400 B; persistent tensors 104 B (genesis-run --memory "
             "PLAN lists all)");
