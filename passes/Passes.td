@@ -538,6 +538,49 @@ def GenesisFuseCrossEntropyGradient
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
 
+def GenesisChunkClassifier
+    : Pass<"genesis-chunk-classifier", "mlir::func::FuncOp"> {
+  let summary = "A wide classifier, its loss and their gradients in row chunks (CUDA)";
+  let description = [{
+    A language model's classifier writes [tokens, classes] logits (GPT-2's
+    16384 x 50304 in bf16: 1.6 GB), which live from the LM head's GEMM
+    until the gradient GEMMs have read the logits' gradient written over
+    them: the training step's peak. In row chunks only one chunk's logits
+    are live at a time, and each chunk's weight gradient is a partial sum.
+
+    Algorithm, per `genesis.cross_entropy_with_grad` `l` of at least
+    `min-logits-bytes` of logits:
+    1. match: the logits are the only use of a rank-2 `genesis.matmul` or
+       `genesis.library_call` (epilogue none or bias) `h` of features `x`,
+       not transposed; every use of the logits' gradient `g` is the left
+       operand of a `genesis.matmul` that is either not transposed (a row
+       product `g @ w`) or transposed on the left only (a weight product
+       `g^T @ y`, `y`'s rows the logits' rows), whose other operand is
+       defined before `l`. Anything else leaves `l` as it is.
+    2. choose the chunk count C among powers of two dividing the rows into
+       chunks of at least `min-chunk-rows` rows: the one minimising
+       `logits bytes / C + C * weight product bytes` (a chunk's logits and
+       every partial weight gradient, live together at the last chunk);
+       C = 1 (nothing) when none is below the unchunked peak.
+    3. at `l`, for each chunk in order: `h` of the chunk's rows of `x`, the
+       fused loss and gradient of its rows of labels and cotangents, each
+       row product of its gradient, each weight product of its gradient and
+       its rows of `y`; then the per-row losses and row products are
+       concatenated, and the weight products summed in f32 (rounded once
+       to their type), replacing the originals.
+    Each chunk's logits die in its own products before the next chunk's GEMM
+    defines its logits, so genesis-plan-memory overlaps them.
+  }];
+  let options = [
+    Option<"minLogitsBytes", "min-logits-bytes", "int64_t",
+           /*default=*/"256 << 20",
+           "Smallest logits (bytes) worth chunking">,
+    Option<"minChunkRows", "min-chunk-rows", "int64_t", /*default=*/"1024",
+           "Fewest rows of a chunk (keeps the GEMMs efficient)">,
+  ];
+  let dependentDialects = ["::genesis::GenesisDialect"];
+}
+
 def GenesisFuseGeluGradient
     : Pass<"genesis-fuse-gelu-gradient", "mlir::func::FuncOp"> {
   let summary = "A tanh GELU's gradient as the epilogue of the GEMM computing its cotangent (CUDA)";

@@ -40,14 +40,16 @@ LogicalResult addTrainStep(OpPassManager &pm,
 }
 
 /// canonicalize, CSE[, genesis-fuse-cross-entropy-gradient,
-/// genesis-fuse-gelu-gradient, genesis-sink-widening-casts,
-/// genesis-pack-attention, canonicalize], genesis-fuse.
+/// genesis-chunk-classifier, genesis-fuse-gelu-gradient,
+/// genesis-sink-widening-casts, genesis-pack-attention, canonicalize],
+/// genesis-fuse.
 void addFusion(OpPassManager &functionPm, const GenesisPipelineOptions &options,
                bool forCuda = false) {
   functionPm.addPass(createCanonicalizerPass());
   functionPm.addPass(createCSEPass());
   if (forCuda && options.fuse) {
     functionPm.addPass(createGenesisFuseCrossEntropyGradient());
+    functionPm.addPass(createGenesisChunkClassifier());
     functionPm.addPass(createGenesisFuseGeluGradient());
   }
   if (forCuda)
