@@ -90,6 +90,25 @@ struct CrossEntropyMath {
                                        constant(-INFINITY));
     return select(none, constant(0.0), e);
   }
+  /// The wide kernels' exponentials below a row's running max:
+  /// exp(x - max) = 2^((x - max) log2(e)), a multiplication and the GPU's
+  /// ex2.approx (math.exp2) instead of libdevice's exp (some ten
+  /// instructions), which bounded those kernels by their arithmetic, not
+  /// their memory; 2 ulp, as Triton's exp. (Folding max log2(e) into an FMA
+  /// would round it by up to |max| 2^-25: infinite exponentials for the
+  /// -1e30 of padded classes.) `base` is the max, 0 while it is -inf (every
+  /// x so far -inf: 2^-inf is 0; NaN propagates).
+  Value exp2Base(Value max) {
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                       constant(-INFINITY));
+    return select(none, constant(0.0), max);
+  }
+  Value fastExpBelow(Value x, Value base) {
+    return math::Exp2Op::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, x, base),
+                              constant(M_LOG2E)));
+  }
   /// The gradient at `column` of probability `p`: weight (p - target), the
   /// target (1 - s) at the label plus s / C everywhere; 0 for an ignored row.
   Value gradient(Value p, Value column, Value safeLabel, Value safeWeight,
@@ -216,10 +235,11 @@ RowScan scanRow(OpBuilder &b, Location loc, CrossEntropyMath &formulas,
     Value max = before;
     for (Value x : lanes)
       max = arith::MaximumFOp::create(b, loc, max, x);
+    Value base = formulas.exp2Base(max);
     Value sum = arith::MulFOp::create(b, loc, scan.getRegionIterArg(1),
-                                      formulas.expBelow(before, max));
+                                      formulas.fastExpBelow(before, base));
     for (Value x : lanes)
-      sum = arith::AddFOp::create(b, loc, sum, formulas.expBelow(x, max));
+      sum = arith::AddFOp::create(b, loc, sum, formulas.fastExpBelow(x, base));
     SmallVector<Value> next = {max, sum};
     if (withLogits) {
       Value logits = scan.getRegionIterArg(2);
@@ -234,8 +254,9 @@ RowScan scanRow(OpBuilder &b, Location loc, CrossEntropyMath &formulas,
   row.max = blockAllReduce(b, loc, localMax, shareds[0], warps, true);
   row.sum = blockAllReduce(
       b, loc,
-      arith::MulFOp::create(b, loc, scan.getResult(1),
-                            formulas.expBelow(localMax, row.max)),
+      arith::MulFOp::create(
+          b, loc, scan.getResult(1),
+          formulas.fastExpBelow(localMax, formulas.exp2Base(row.max))),
       shareds[1], warps, false);
   row.sumLogits = withLogits ? blockAllReduce(b, loc, scan.getResult(2),
                                               shareds[2], warps, false)
@@ -347,9 +368,9 @@ FailureOr<GpuKernel> emitWideCrossEntropyKernel(Operation *op, StringRef name,
     }
     max = blockAllReduce(b, loc, localMax, kernel.workgroup[0], warps, true);
     Value localExp = constant(0.0);
+    Value base = formulas.exp2Base(max);
     for (size_t k = 0; k < values.size(); ++k) {
-      Value e = math::ExpOp::create(
-          b, loc, arith::SubFOp::create(b, loc, values[k], max));
+      Value e = formulas.fastExpBelow(values[k], base);
       localExp = arith::AddFOp::create(b, loc, localExp,
                                        select(inside[k], e, constant(0.0)));
     }
@@ -433,7 +454,18 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
                         kernel.outputs[0], row);
   Value safeWeight =
       formulas.select(label.valid, weight, formulas.constant(NAN));
-  Value inverse = arith::DivFOp::create(b, loc, formulas.constant(1.0), sum);
+  // weight (p - target) = e (weight / sum) + shift, with e = exp(x - max)
+  // and shift -weight s / C, less weight (1 - s) at the label: per element
+  // a subtraction, a multiplication, ex2, a compare, a select and an FMA.
+  Value scale = arith::DivFOp::create(b, loc, safeWeight, sum);
+  Value shift = arith::MulFOp::create(
+      b, loc, safeWeight,
+      formulas.constant(-smoothing / static_cast<double>(classes)));
+  Value labelShift = arith::SubFOp::create(
+      b, loc, shift,
+      arith::MulFOp::create(b, loc, safeWeight,
+                            formulas.constant(1 - smoothing)));
+  Value base = formulas.exp2Base(max);
 
   auto write = scf::ForOp::create(b, loc, thread, im.c(slots), im.c(threads));
   {
@@ -443,12 +475,13 @@ FailureOr<GpuKernel> emitWideCrossEntropyGradKernel(Operation *op,
     Value first = im.mul(slot, im.c(width));
     SmallVector<Value> grads;
     for (auto [l, x] : llvm::enumerate(load(slot))) {
-      Value p = arith::MulFOp::create(
-          b, loc,
-          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max)),
-          inverse);
-      Value grad = formulas.gradient(p, im.add(first, im.c(l)), label.safeLabel,
-                                     safeWeight, label.ignored);
+      Value isLabel =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                im.add(first, im.c(l)), label.safeLabel);
+      Value grad =
+          math::FmaOp::create(b, loc, formulas.fastExpBelow(x, base), scale,
+                              formulas.select(isLabel, labelShift, shift));
+      grad = formulas.select(label.ignored, formulas.constant(0.0), grad);
       if (stored != f32)
         grad = arith::TruncFOp::create(b, loc, stored, grad);
       grads.push_back(grad);
