@@ -69,6 +69,8 @@ model, compiled by lm-compile:
   --target T           cpu, cuda, or auto: cuda when a GPU and ptxas are
                        here (auto)
   --tf32               cuda: f32 GEMMs on TF32 tensor cores
+  --deterministic      cuda: train bit for bit the same every run
+                       (GENESIS_DETERMINISTIC=1; docs/debugging.md)
   --precision P        f32, or bf16 / f16 GEMMs (cuda; f16 adds a dynamic
                        loss scale)
   --memory-budget SIZE device memory the train step may take, e.g. 6GiB:
@@ -109,7 +111,7 @@ struct Flags {
           sequence = 32, batch = 32;
   uint64_t seed = 0;
   std::string target = "auto", precision = "f32", memoryBudget;
-  bool tf32 = false, compileOnly = false;
+  bool tf32 = false, compileOnly = false, deterministic = false;
   double weightDecay = 0.1, beta2 = 0.95, clipGradNorm = 1.0;
   std::string plan, weights;
   int64_t steps = 1500, warmup = -1, logEvery = 10, evalEvery = 100,
@@ -184,7 +186,9 @@ Flags parseFlags(int argc, char **argv) {
       {"--prompt", string(flags.prompt)},
       {"--temperature", number(flags.temperature)}};
   std::map<std::string, bool *> switches = {
-      {"--tf32", &flags.tf32}, {"--compile-only", &flags.compileOnly}};
+      {"--tf32", &flags.tf32},
+      {"--compile-only", &flags.compileOnly},
+      {"--deterministic", &flags.deterministic}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool hasValue = false;
@@ -409,6 +413,9 @@ std::string resolveTarget(const std::string &target) {
 int run(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
   checkFlags(flags);
+  // The CUDA backend reads the mode when a session loads a plan.
+  if (flags.deterministic && setenv("GENESIS_DETERMINISTIC", "1", 1) != 0)
+    throw Error("cannot set GENESIS_DETERMINISTIC for --deterministic");
 
   std::unique_ptr<text::Tokenizer> tokenizer;
   if (flags.tokenizer.empty())

@@ -133,7 +133,12 @@ std::string unavailableReason() { return loadedApi().unavailable; }
 
 bool tuningEnabled() {
   const char *setting = std::getenv("GENESIS_TUNING");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return !deterministicMode() && (!setting || std::strcmp(setting, "0") != 0);
+}
+
+bool deterministicMode() {
+  const char *setting = std::getenv("GENESIS_DETERMINISTIC");
+  return setting && std::strcmp(setting, "1") == 0;
 }
 
 std::string resultName(CUresult result) {

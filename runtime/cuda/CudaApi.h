@@ -130,8 +130,17 @@ private:
 const Api &api(const std::string &where);
 
 /// Whether sessions time the candidate algorithms of cuBLASLt GEMMs and keep
-/// the fastest (GENESIS_TUNING is not "0").
+/// the fastest (GENESIS_TUNING is not "0" and the mode is not deterministic).
 bool tuningEnabled();
+
+/// Whether sessions run deterministically (GENESIS_DETERMINISTIC is "1";
+/// genesis-run and lm-train --deterministic set it): every GEMM takes the
+/// heuristic's first algorithm, which depends only on the shape, the GPU
+/// and the library, and cuDNN's attention backward its deterministic
+/// algorithm (on Hopper the dP-workspace one: b h s_q s_kv 16-bit values of
+/// workspace). Genesis's own kernels use no atomics and fixed reduction
+/// orders in both modes.
+bool deterministicMode();
 
 /// Why api() fails, or "" when it succeeds.
 std::string unavailableReason();

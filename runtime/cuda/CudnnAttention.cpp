@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudnnAttention.h"
+#include "runtime/cuda/CudaApi.h"
 #include "runtime/support/Error.h"
 
 #include <dlfcn.h>
@@ -208,7 +209,8 @@ size_t CudnnAttention::prepare(const AttentionDesc &s, DType dtype,
             .set_stride({s.queryHeads * s.queryLength, s.queryLength, 1, 1}));
     auto options = fe::graph::SDPA_backward_attributes()
                        .set_name("attention_backward")
-                       .set_attn_scale(static_cast<float>(s.scale));
+                       .set_attn_scale(static_cast<float>(s.scale))
+                       .set_deterministic_algorithm(deterministicMode());
     if (bottomRight)
       options.set_causal_mask_bottom_right(true);
     else

@@ -40,7 +40,10 @@ settings (GENESIS_TUNING=0, say); with a before row,
 order, and prints their times and the ratio of the medians, <PREFIX>_STEPS sets STEPS (default
 50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed
 alone (genesis-run --profile), prints each kernel kind's total and the 25
-slowest steps, and writes the whole profile to OUT/<key>_profile.txt. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
+slowest steps, and writes the whole profile to OUT/<key>_profile.txt.
+<PREFIX>_DETERMINISM=1 runs only Genesis's plan, twice in the default mode
+and twice with GENESIS_DETERMINISTIC=1, and prints whether each pair's
+losses and final parameters and optimizer state are bitwise equal. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
 loss curves to OUT/<key>_train_bench.png."""
 import json
 import os
@@ -144,8 +147,10 @@ def run_child(mode, tmp):
         return json.load(f)
 
 
-def run_genesis(spec, genesis_run, plan, tmp, env_settings=None):
-    """env_settings: "NAME=VALUE ..." added to the environment of this run."""
+def run_genesis(spec, genesis_run, plan, tmp, env_settings=None, save_state=None):
+    """env_settings: "NAME=VALUE ..." added to the environment of this run;
+    save_state: a checkpoint of the parameters and optimizer state after the
+    runs (genesis-run --save-state)."""
     steps = spec.steps
     env = dict(os.environ)
     env.update(item.split("=", 1) for item in (env_settings or "").split())
@@ -154,6 +159,8 @@ def run_genesis(spec, genesis_run, plan, tmp, env_settings=None):
             "--batches", "--repeat", str(steps),
             "--params", os.path.join(tmp, "init.safetensors"),
             "--params", os.path.join(tmp, "lr.safetensors"), "--bench", "20"]
+    if save_state:
+        args += ["--save-state", save_state]
     wall = time.perf_counter()
     run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     wall = time.perf_counter() - wall
@@ -185,6 +192,36 @@ def compare_genesis(spec, genesis_run, systems, tmp, rounds):
     print("medians: " + ", ".join(f"{n} {m:.2f} ms" for n, m in median.items())
           + f"; Genesis / before speed {median['Genesis before'] / median['Genesis']:.3f}x",
           flush=True)
+
+
+def state_tensors(path):
+    """{name: raw bytes} of a .safetensors file."""
+    with open(path, "rb") as f:
+        header_size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(header_size))
+        data = f.read()
+    return {name: data[entry["data_offsets"][0]:entry["data_offsets"][1]]
+            for name, entry in header.items() if name != "__metadata__"}
+
+
+def check_determinism(spec, genesis_run, plan, tmp):
+    """Genesis's plan twice in the default mode and twice with
+    GENESIS_DETERMINISTIC=1: whether each pair's losses and final parameters
+    and optimizer state are the same bits, and each mode's time."""
+    print("| mode | ms/step (2 runs) | peak GiB | losses equal | max abs loss diff | "
+          "state tensors equal |\n| --- | --- | --- | --- | --- | --- |", flush=True)
+    for mode, env in (("default", None), ("deterministic", "GENESIS_DETERMINISTIC=1")):
+        runs, states = [], []
+        for r in range(2):
+            path = os.path.join(tmp, f"state_{mode}_{r}.safetensors")
+            runs.append(run_genesis(spec, genesis_run, plan, tmp, env, save_state=path))
+            states.append(state_tensors(path))
+        diff = max(abs(a - b) for a, b in zip(runs[0]["losses"], runs[1]["losses"]))
+        same = sum(states[0][n] == states[1].get(n) for n in states[0])
+        print(f"| {mode} | {runs[0]['ms']:.2f}, {runs[1]['ms']:.2f} | "
+              f"{runs[0]['peak'] / 2**30:.2f} | "
+              f"{runs[0]['losses'] == runs[1]['losses']} | {diff:.3g} | {same}/{len(states[0])} |",
+              flush=True)
 
 
 def profile_genesis(genesis_run, plan, steps, tmp, out_dir, key):
@@ -274,6 +311,9 @@ def main(spec, usage):
         del model
         if spec.env("PROFILE"):
             profile_genesis(genesis_run, systems[0][1], steps, tmp, out_dir, spec.key)
+            return 0
+        if spec.env("DETERMINISM"):
+            check_determinism(spec, genesis_run, systems[0][1], tmp)
             return 0
         if spec.env("AB_ROUNDS") and len(systems) > 3:
             compare_genesis(spec, genesis_run, systems[:2], tmp, int(spec.env("AB_ROUNDS")))

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -69,7 +70,11 @@ constexpr char kOptionHelp[] =
     "                       host transfers) after 3 warm-up replays, and\n"
     "                       print the mean wall time per run\n"
     "  --profile            with --bench, time every step (cuda: between\n"
-    "                       CUDA events, without graphs)\n";
+    "                       CUDA events, without graphs)\n"
+    "  --deterministic      cuda: run bit for bit the same every time\n"
+    "                       (GENESIS_DETERMINISTIC=1: no GEMM algorithm\n"
+    "                       timing, cuDNN's deterministic attention\n"
+    "                       backward); the CPU always is\n";
 
 std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
@@ -78,7 +83,7 @@ std::string usage(const std::string &tool, bool embedded) {
          "[--params FILE]... [--inspect] [--memory] [--fits GIB]\n" +
          std::string(8 + tool.size(), ' ') +
          "[--repeat N [--batches]] [--save-state FILE] "
-         "[--bench N [--profile]]\n"
+         "[--bench N [--profile]] [--deterministic]\n"
          "\n" +
          kOptionHelp;
 }
@@ -97,6 +102,7 @@ struct Options {
   bool batches = false;
   int64_t bench = 0;
   bool profile = false;
+  bool deterministic = false;
 };
 
 /// `text` read whole by `parse` (std::stoll, std::stod), or std::nullopt.
@@ -159,6 +165,8 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.profile = true;
     } else if (arg == "--batches") {
       options.batches = true;
+    } else if (arg == "--deterministic") {
+      options.deterministic = true;
     } else if (!arg.empty() && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (embedded) {
@@ -339,6 +347,9 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
     return 0;
   }
 
+  // The CUDA backend reads the mode when the session loads the plan.
+  if (options.deterministic && setenv("GENESIS_DETERMINISTIC", "1", 1) != 0)
+    throw Error("cannot set GENESIS_DETERMINISTIC for --deterministic");
   Session session(planFile);
   for (const std::string &file : options.params)
     for (const auto &[name, array] : loadSafetensors(file))

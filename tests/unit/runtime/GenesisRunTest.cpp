@@ -135,6 +135,14 @@ TEST_F(GenesisRunTest, MemoryAndFitsReportWithoutRunning) {
                        "--fits needs a positive number of GiB, not '-1'"));
 }
 
+// --deterministic changes nothing on the CPU, whose kernels always are.
+TEST_F(GenesisRunTest, DeterministicRunIsTheSameRun) {
+  ToolResult result = run(mlpArguments() + " --deterministic");
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "y: f32[2, 1] = [33, 38]\n"));
+  EXPECT_TRUE(contains(run("--help").out, "--deterministic"));
+}
+
 TEST_F(GenesisRunTest, HelpPrintsUsage) {
   ToolResult result = run("--help");
   EXPECT_EQ(result.exitCode, 0);
