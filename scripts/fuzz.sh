@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 build=build-fuzz
 fuzzers=(plan_loader_fuzzer safetensors_fuzzer npy_fuzzer tokenizer_fuzzer
-         generation_config_fuzzer)
+         generation_config_fuzzer config_fuzzer)
 if [ $# -gt 1 ]; then fuzzers=("${@:2}"); fi
 
 lock=()
@@ -33,13 +33,16 @@ rm -rf "$corpus"
 "$build/bin/genesis-fuzz-corpus" "$corpus"
 # The text and array loaders start from the test data's files.
 mkdir -p "$corpus/npy_fuzzer" "$corpus/tokenizer_fuzzer" \
-  "$corpus/generation_config_fuzzer"
+  "$corpus/generation_config_fuzzer" "$corpus/config_fuzzer"
 for f in tests/data/hf/*/*.npy; do
   cp "$f" "$corpus/npy_fuzzer/$(echo "$f" | tr / _)"
 done
 cp tests/data/tokenizer/*_style.json "$corpus/tokenizer_fuzzer/"
 for f in tests/data/hf/*/generation_config.json; do
   cp "$f" "$corpus/generation_config_fuzzer/$(echo "$f" | tr / _)"
+done
+for f in tests/data/hf/*/config.json; do
+  cp "$f" "$corpus/config_fuzzer/$(echo "$f" | tr / _)"
 done
 mkdir -p "$build/fuzz-artifacts"
 for fuzzer in "${fuzzers[@]}"; do

@@ -16,6 +16,7 @@
 
 #include "frontend/nn/Layers.h"
 #include "models/common/HuggingFace.h"
+#include "models/gpt2/Gpt2Config.h"
 
 #include <functional>
 #include <memory>
@@ -23,19 +24,6 @@
 #include <vector>
 
 namespace genesis::models {
-
-struct Gpt2Config {
-  int64_t vocab_size = 50257;
-  int64_t n_positions = 1024;
-  int64_t n_embd = 768;
-  int64_t n_layer = 12;
-  int64_t n_head = 12;
-  double layer_norm_epsilon = 1e-5;
-  /// Dropout on the embeddings and the residual branches while training
-  /// (HF's resid_pdrop and embd_pdrop; there is no attention dropout).
-  double dropout = 0.0;
-  bool tie_word_embeddings = true;
-};
 
 /// y = x W + b with W stored [in, out] (Hugging Face's Conv1D).
 class Conv1D : public nn::Module {
@@ -90,15 +78,6 @@ private:
   /// ln_f and the LM head.
   Tensor logits(const Tensor &hidden);
 };
-
-/// Reads a Hugging Face GPT-2 config.json. Missing sizes, values of the
-/// wrong type and settings that would change the math but are not
-/// implemented (an activation other than gelu_new, n_inner other than
-/// 4 n_embd, unscaled or layer-scaled attention, cross-attention) are errors
-/// naming the file and key. `dropout` is read from resid_pdrop.
-Gpt2Config readGpt2Config(const std::string &path);
-/// Writes a config.json that HF's GPT2LMHeadModel.from_pretrained reads.
-void writeGpt2Config(const Gpt2Config &config, const std::string &path);
 
 /// GPT-2's tensor names in HF files: "transformer." + the GPT2Model names
 /// ("lm_head.weight" as is); the causal-mask buffers "attn.bias" and
