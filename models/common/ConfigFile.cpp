@@ -1,16 +1,15 @@
-//===- ConfigFile.cpp - Hugging Face config.json, read with checks --------===//
+//===- ConfigFile.cpp - Hugging Face config.json -------------------------===//
 
 #include "models/common/ConfigFile.h"
 #include "runtime/formats/AtomicFile.h"
 #include "runtime/formats/Json.h"
 #include "runtime/support/Error.h"
 #include "runtime/support/HostArray.h"
-#include "runtime/support/Strings.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <set>
+#include <optional>
 
 namespace genesis::models::hf {
 

@@ -1,5 +1,4 @@
-//===- ConfigFile.h - Hugging Face config.json, read with checks -*- C++
-//-*-===//
+//===- ConfigFile.h - Hugging Face config.json -----------------*- C++ -*-===//
 //
 // The config.json reader that every model's configuration goes through,
 // apart from the models themselves (no MLIR): loaders and their fuzzer

@@ -51,9 +51,10 @@ Gpt2Config readGpt2Config(const std::string &path) {
     file.fail("n_head", "(" + std::to_string(config.n_head) +
                             ") must divide n_embd (" +
                             std::to_string(config.n_embd) + ")");
+  // Before 4 n_embd below, which the size check keeps from overflowing.
+  checkGpt2Size(config, file.where());
   file.requireDefault("n_inner", {nullptr, 4 * config.n_embd},
                       "an MLP width other than 4 n_embd is not implemented");
-  checkGpt2Size(config, file.where());
   return config;
 }
 

@@ -4,6 +4,8 @@
 #include "models/common/ConfigFile.h"
 #include "runtime/formats/Json.h"
 
+#include <vector>
+
 namespace genesis::models {
 
 Qwen2Config Qwen2Config::qwen2_5_0_5b() { return Qwen2Config(); }

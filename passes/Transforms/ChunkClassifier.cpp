@@ -9,7 +9,10 @@
 
 #include "mlir/IR/Dominance.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Debug.h"
+
+#include <optional>
 
 #define DEBUG_TYPE "genesis-chunk-classifier"
 
@@ -35,6 +38,7 @@ struct Classifier {
   SmallVector<MatmulOp> weightProducts;
 };
 
+/// The bytes of a statically shaped tensor value.
 int64_t bytesOf(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return type.getNumElements() *
@@ -151,6 +155,7 @@ Value sumOf(OpBuilder &builder, Location loc, ArrayRef<Value> partials) {
   return widen ? CastOp::create(builder, loc, type, sum).getResult() : sum;
 }
 
+/// Replaces `classifier` with `chunks` row chunks at its loss (Passes.td).
 void chunk(Classifier &classifier, int64_t chunks) {
   CrossEntropyWithGradOp loss = classifier.loss;
   Operation *head = classifier.head;
@@ -219,20 +224,22 @@ struct GenesisChunkClassifierPass
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     DominanceInfo dominance(function);
-    SmallVector<std::pair<Classifier, int64_t>> rewrites;
-    function.walk([&](CrossEntropyWithGradOp loss) {
+    SmallVector<CrossEntropyWithGradOp> losses;
+    function.walk([&](CrossEntropyWithGradOp loss) { losses.push_back(loss); });
+    // Matched one at a time: a rewrite erases ops that another classifier
+    // could have matched (its head, a product of the other's gradient), and
+    // erases no loss but its own.
+    for (CrossEntropyWithGradOp loss : losses) {
       if (bytesOf(loss.getLogits()) < minLogitsBytes)
-        return;
+        continue;
       std::optional<Classifier> classifier = match(loss, dominance);
       if (!classifier)
-        return;
+        continue;
       int64_t chunks = chooseChunks(*classifier, minChunkRows);
       LLVM_DEBUG(llvm::dbgs() << chunks << " chunks for " << loss << "\n");
       if (chunks > 1)
-        rewrites.push_back({*classifier, chunks});
-    });
-    for (auto &[classifier, chunks] : rewrites)
-      chunk(classifier, chunks);
+        chunk(*classifier, chunks);
+    }
   }
 };
 

@@ -43,7 +43,8 @@ alone (genesis-run --profile), prints each kernel kind's total and the 25
 slowest steps, and writes the whole profile to OUT/<key>_profile.txt.
 <PREFIX>_DETERMINISM=1 runs only Genesis's plan, twice in the default mode
 and twice with GENESIS_DETERMINISTIC=1, and prints whether each pair's
-losses and final parameters and optimizer state are bitwise equal. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
+losses (as genesis-run prints them, 6 significant digits) and final
+parameters and optimizer state (bitwise) are equal. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
 loss curves to OUT/<key>_train_bench.png."""
 import json
 import os
@@ -208,7 +209,7 @@ def check_determinism(spec, genesis_run, plan, tmp):
     """Genesis's plan twice in the default mode and twice with
     GENESIS_DETERMINISTIC=1: whether each pair's losses and final parameters
     and optimizer state are the same bits, and each mode's time."""
-    print("| mode | ms/step (2 runs) | peak GiB | losses equal | max abs loss diff | "
+    print("| mode | ms/step (2 runs) | peak GiB | losses equal (as printed, 6 digits) | max abs loss diff | "
           "state tensors equal |\n| --- | --- | --- | --- | --- | --- |", flush=True)
     for mode, env in (("default", None), ("deterministic", "GENESIS_DETERMINISTIC=1")):
         runs, states = [], []

@@ -12,12 +12,12 @@
 // CHECK: %[[L0:.+]] = genesis.library_call bias %[[X0]], %arg1 transpose_rhs bias %arg2 {{.*}} -> tensor<4x1024xbf16>
 // CHECK: %[[Y0:.+]] = genesis.slice %arg3 start [0] limit [4]
 // CHECK: %[[C0:.+]] = genesis.slice %arg4 start [0] limit [4]
-// CHECK: %[[LOSS0:.+]], %[[G0:.+]] = genesis.cross_entropy_with_grad %[[L0]], %[[Y0]], %[[C0]] {ignore_index = 7 : i64}
+// CHECK: %[[LOSS0:.+]], %[[G0:.+]] = genesis.cross_entropy_with_grad %[[L0]], %[[Y0]], %[[C0]] {ignore_index = 7 : i64, label_smoothing = 1.000000e-01 : f64}
 // CHECK: %[[DX0:.+]] = genesis.matmul %[[G0]], %arg1 :
 // CHECK: %[[DW0:.+]] = genesis.matmul %[[G0]], %[[X0]] transpose_lhs
 // CHECK: %[[X1:.+]] = genesis.slice %arg0 start [4, 0] limit [8, 2]
 // CHECK: genesis.library_call bias %[[X1]]
-// CHECK: %[[LOSS1:.+]], %[[G1:.+]] = genesis.cross_entropy_with_grad
+// CHECK: %[[LOSS1:.+]], %[[G1:.+]] = genesis.cross_entropy_with_grad {{.+}} {ignore_index = 7 : i64, label_smoothing = 1.000000e-01 : f64}
 // CHECK: %[[DX1:.+]] = genesis.matmul %[[G1]], %arg1 :
 // CHECK: %[[DW1:.+]] = genesis.matmul %[[G1]], %[[X1]] transpose_lhs
 // CHECK: %[[DX:.+]] = genesis.concat %[[DX0]], %[[DX1]] dim 0
@@ -34,7 +34,7 @@
 // SMALL-NOT: genesis.slice
 func.func @classifier(%x: tensor<8x2xbf16>, %w: tensor<1024x2xbf16>, %b: tensor<1024xbf16>, %y: tensor<8xi64>, %c: tensor<8xf32>) -> (tensor<8xf32>, tensor<8x2xbf16>, tensor<1024x2xbf16>) {
   %logits = genesis.library_call bias %x, %w transpose_rhs bias %b : (tensor<8x2xbf16>, tensor<1024x2xbf16>, tensor<1024xbf16>) -> tensor<8x1024xbf16>
-  %loss, %g = genesis.cross_entropy_with_grad %logits, %y, %c {ignore_index = 7 : i64} : (tensor<8x1024xbf16>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x1024xbf16>)
+  %loss, %g = genesis.cross_entropy_with_grad %logits, %y, %c {ignore_index = 7 : i64, label_smoothing = 0.1 : f64} : (tensor<8x1024xbf16>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x1024xbf16>)
   %dx = genesis.matmul %g, %w : tensor<8x1024xbf16>, tensor<1024x2xbf16>
   %dw = genesis.matmul %g, %x transpose_lhs : tensor<8x1024xbf16>, tensor<8x2xbf16>
   return %loss, %dx, %dw : tensor<8xf32>, tensor<8x2xbf16>, tensor<1024x2xbf16>

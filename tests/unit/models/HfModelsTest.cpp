@@ -713,6 +713,14 @@ TEST(HfModels, BadGpt2ConfigsAreClearErrors) {
                        "'resid_pdrop' must be a probability in [0, 1)"));
   EXPECT_TRUE(contains(error([](Json &c) { c["tie_word_embeddings"] = 1; }),
                        "'tie_word_embeddings' must be true or false"));
+  // A width whose 4 n_embd would overflow is refused by the size check
+  // before the n_inner check computes it (found by reading config_fuzzer's
+  // reach; UBSan would abort on the overflow).
+  EXPECT_TRUE(contains(error([](Json &c) {
+                         c["n_embd"] = int64_t{3000000000000000000};
+                         c["n_head"] = 1;
+                       }),
+                       "n_embd 3000000000000000000"));
   // n_inner = 4 n_embd is what null means.
   ScratchDir scratch;
   Json config = readJson(kGpt2Dir + "/config.json");
