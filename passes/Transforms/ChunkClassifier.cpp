@@ -38,13 +38,6 @@ struct Classifier {
   SmallVector<MatmulOp> weightProducts;
 };
 
-/// The bytes of a statically shaped tensor value.
-int64_t bytesOf(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getNumElements() *
-         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-}
-
 /// The classifier around `loss`, when every op the chunks replace has the
 /// shapes the rewrite slices and every operand they read from elsewhere is
 /// defined before `loss`.
@@ -95,10 +88,10 @@ std::optional<Classifier> match(CrossEntropyWithGradOp loss,
 int64_t chooseChunks(Classifier &classifier, int64_t minRows) {
   Value logits = classifier.loss.getLogits();
   int64_t rows = cast<RankedTensorType>(logits.getType()).getDimSize(0);
-  int64_t logitsBytes = bytesOf(logits);
+  int64_t logitsBytes = *tensorBytes(logits.getType());
   int64_t partialBytes = 0;
   for (MatmulOp product : classifier.weightProducts)
-    partialBytes += bytesOf(product.getResult());
+    partialBytes += *tensorBytes(product.getType());
   int64_t best = 1, bestPeak = logitsBytes + partialBytes;
   for (int64_t chunks = 2; rows % chunks == 0 && rows / chunks >= minRows;
        chunks *= 2) {
@@ -230,7 +223,8 @@ struct GenesisChunkClassifierPass
     // could have matched (its head, a product of the other's gradient), and
     // erases no loss but its own.
     for (CrossEntropyWithGradOp loss : losses) {
-      if (bytesOf(loss.getLogits()) < minLogitsBytes)
+      // Genesis tensors have static shapes (the ops verify it).
+      if (*tensorBytes(loss.getLogits().getType()) < minLogitsBytes)
         continue;
       std::optional<Classifier> classifier = match(loss, dominance);
       if (!classifier)
