@@ -12,6 +12,7 @@
 #include "dialect/Evaluator/Evaluator.h"
 #include "dialect/Evaluator/AttentionEvaluator.h"
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "dialect/Utils/DTypes.h"
 #include "runtime/support/Gelu.h"
 #include "runtime/support/Philox.h"
@@ -143,6 +144,8 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 class Interpreter {
 public:
+  explicit Interpreter(NumericsCheck check) : check_(check) {}
+
   std::vector<HostArray> run(func::FuncOp function,
                              const std::vector<HostArray> &arguments) {
     checkArguments(function, arguments);
@@ -189,6 +192,7 @@ private:
         return results;
       }
       std::vector<HostArray> results = execute(&op);
+      checkNumerics(&op, results);
       for (auto [result, array] : llvm::zip(op.getResults(), results))
         values[result] = std::move(array);
     }
@@ -196,6 +200,25 @@ private:
   }
 
   const HostArray &get(Value value) { return values.at(value); }
+
+  void checkNumerics(Operation *op, const std::vector<HostArray> &results) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const HostArray &array = results[i];
+      std::optional<uint64_t> element =
+          firstNonFinite(array.data(), static_cast<uint64_t>(array.numel()),
+                         array.dtype(), check_);
+      if (!element)
+        continue;
+      double value = array.getDouble(static_cast<int64_t>(*element));
+      throw Error(describeProvenance(op) + ": result #" + std::to_string(i) +
+                  " (" + array.typeString() + ") of '" +
+                  op->getName().getStringRef().str() + "' holds " +
+                  nonFiniteName(value) + " at " +
+                  elementPosition(array.shape(), *element) +
+                  ", the first value the numerics check (" +
+                  numericsCheckName(check_) + ") reports");
+    }
+  }
 
   [[noreturn]] static void fail(Operation *op, const std::string &message) {
     throw Error(describeLocation(op->getLoc()) + ": '" +
@@ -1180,17 +1203,19 @@ private:
     std::vector<HostArray> arguments;
     for (Value operand : call.getOperands())
       arguments.push_back(get(operand));
-    return Interpreter().run(callee, arguments);
+    return Interpreter(check_).run(callee, arguments);
   }
 
   llvm::DenseMap<Value, HostArray> values;
+  NumericsCheck check_;
 };
 
 } // namespace
 
 std::vector<HostArray> evaluate(func::FuncOp function,
-                                const std::vector<HostArray> &arguments) {
-  return Interpreter().run(function, arguments);
+                                const std::vector<HostArray> &arguments,
+                                NumericsCheck check) {
+  return Interpreter(check).run(function, arguments);
 }
 
 } // namespace genesis

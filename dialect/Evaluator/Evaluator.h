@@ -13,6 +13,7 @@
 #define GENESIS_DIALECT_EVALUATOR_EVALUATOR_H
 
 #include "runtime/support/HostArray.h"
+#include "runtime/support/NonFinite.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -38,9 +39,14 @@ HostArray toHostArray(mlir::ElementsAttr value);
 /// Runs `function` on `arguments` (one per function argument, whose dtype and
 /// shape must match) and returns its results. Throws genesis::Error naming
 /// the argument or the op (with its source location) on bad input or a
-/// run-time error such as an out-of-range index.
+/// run-time error such as an out-of-range index. With a numerics check, an
+/// op whose result holds a value the check reports (NonFinite.h) is an
+/// error naming the op, its provenance (source line, forward or backward)
+/// and the element: the first such op, the evaluator running one op at a
+/// time.
 std::vector<HostArray> evaluate(mlir::func::FuncOp function,
-                                const std::vector<HostArray> &arguments);
+                                const std::vector<HostArray> &arguments,
+                                NumericsCheck check = NumericsCheck::Off);
 
 } // namespace genesis
 

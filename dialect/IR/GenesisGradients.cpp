@@ -14,6 +14,7 @@
 
 #include "dialect/IR/GenesisExpansions.h"
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "runtime/support/Gelu.h"
 
 #include "mlir/IR/Builders.h"
@@ -33,10 +34,10 @@ struct Emitter {
   Location loc;
 
   Emitter(OpBuilder &builder, Operation *forward)
-      : b(builder),
-        loc(NameLoc::get(builder.getStringAttr(
-                             "backward:" + forward->getName().getStringRef()),
-                         forward->getLoc())) {}
+      : b(builder), loc(NameLoc::get(builder.getStringAttr(
+                                         kBackwardLocationPrefix +
+                                         forward->getName().getStringRef()),
+                                     forward->getLoc())) {}
   Emitter(OpBuilder &builder, Location location) : b(builder), loc(location) {}
 
   RankedTensorType typeOf(Value v) const {

@@ -71,6 +71,10 @@ model, compiled by lm-compile:
   --tf32               cuda: f32 GEMMs on TF32 tensor cores
   --deterministic      cuda: train bit for bit the same every run
                        (GENESIS_DETERMINISTIC=1; docs/debugging.md)
+  --check-numerics[=nan]  stop at the first step whose outputs hold a NaN
+                       or infinity (=nan: NaNs only), naming the plan step
+                       that wrote it, its ops and source lines; the
+                       step's inputs go to OUT/nonfinite-inputs.safetensors
   --precision P        f32, or bf16 / f16 GEMMs (cuda; f16 adds a dynamic
                        loss scale)
   --memory-budget SIZE device memory the train step may take, e.g. 6GiB:
@@ -112,6 +116,9 @@ struct Flags {
   uint64_t seed = 0;
   std::string target = "auto", precision = "f32", memoryBudget;
   bool tf32 = false, compileOnly = false, deterministic = false;
+  /// --check-numerics alone, or its value (--check-numerics=nan).
+  bool checkNumerics = false;
+  std::string checkNumericsMode;
   double weightDecay = 0.1, beta2 = 0.95, clipGradNorm = 1.0;
   std::string plan, weights;
   int64_t steps = 1500, warmup = -1, logEvery = 10, evalEvery = 100,
@@ -184,11 +191,13 @@ Flags parseFlags(int argc, char **argv) {
       {"--peak-tflops", number(flags.peakTflops)},
       {"--sample-tokens", integer(flags.sampleTokens)},
       {"--prompt", string(flags.prompt)},
-      {"--temperature", number(flags.temperature)}};
+      {"--temperature", number(flags.temperature)},
+      {"--check-numerics", string(flags.checkNumericsMode)}};
   std::map<std::string, bool *> switches = {
       {"--tf32", &flags.tf32},
       {"--compile-only", &flags.compileOnly},
-      {"--deterministic", &flags.deterministic}};
+      {"--deterministic", &flags.deterministic},
+      {"--check-numerics", &flags.checkNumerics}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool hasValue = false;
@@ -460,6 +469,12 @@ int run(int argc, char **argv) {
     weightsPath = flags.outputDir + "/init.safetensors";
   }
   Session session(*plan);
+  if (flags.checkNumerics || !flags.checkNumericsMode.empty())
+    session.setCheckNumerics(
+        flags.checkNumericsMode.empty()
+            ? NumericsCheck::NonFinite
+            : parseNumericsCheck(flags.checkNumericsMode, "--check-numerics"),
+        flags.outputDir + "/nonfinite-inputs.safetensors");
   for (auto &[name, value] : loadSafetensors(weightsPath))
     session.bind(name, value);
   models::LmShape shape = models::describeLmPlan(session);

@@ -23,7 +23,11 @@ namespace {
 const char *kUsage =
     "usage: mlp-train PLAN.gplan INIT.safetensors [--epochs N] [--lr X]\n"
     "                 [--seed N] [--train-images N] [--out DIR]\n"
-    "                 [--resume CHECKPOINT] [--stop-after-epoch N]\n";
+    "                 [--resume CHECKPOINT] [--stop-after-epoch N]\n"
+    "                 [--check-numerics[=nan]]\n"
+    "  --check-numerics stops at the first step whose outputs hold a NaN or\n"
+    "  an infinity (=nan: NaNs only), naming the plan step that wrote it;\n"
+    "  the step's inputs go to OUT/nonfinite-inputs.safetensors\n";
 
 } // namespace
 
@@ -31,6 +35,7 @@ int main(int argc, char **argv) {
   try {
     std::vector<std::string> positional;
     models::MlpTrainOptions options;
+    NumericsCheck check = NumericsCheck::Off;
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       auto value = [&]() -> std::string {
@@ -58,6 +63,11 @@ int main(int argc, char **argv) {
         options.outputDir = value();
       else if (arg == "--resume")
         options.resume = value();
+      else if (arg == "--check-numerics")
+        check = NumericsCheck::NonFinite;
+      else if (arg.rfind("--check-numerics=", 0) == 0)
+        check = parseNumericsCheck(arg.substr(arg.find('=') + 1),
+                                   "--check-numerics");
       else if (arg == "--stop-after-epoch")
         options.stopAfterEpoch = static_cast<int64_t>(number());
       else if (arg == "--help" || arg == "-h") {
@@ -73,6 +83,10 @@ int main(int argc, char **argv) {
                   kUsage);
     PlanFile plan = PlanFile::load(positional[0]);
     Session session(plan);
+    session.setCheckNumerics(check, check == NumericsCheck::Off
+                                        ? ""
+                                        : options.outputDir +
+                                              "/nonfinite-inputs.safetensors");
     for (auto &[name, value] : loadSafetensors(positional[1]))
       session.bind(name, value);
     options.device = plan.plan().header()->target() == plan::Target::Cuda

@@ -15,6 +15,7 @@
 #include "passes/Pipelines.h"
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "dialect/Utils/DTypes.h"
 #include "passes/Conversion/CudaKernels.h"
 #include "runtime/plan/PlanFile.h"
@@ -335,7 +336,7 @@ LogicalResult Emitter::emitFunction(func::FuncOp function,
   for (Operation &op : body.without_terminator()) {
     if (computesNothing(&op))
       continue; // empty results: nothing to compute or store
-    std::string location = describeLocation(op.getLoc());
+    std::string location = describeProvenance(&op);
     auto operandTensors = [&]() -> FailureOr<std::vector<uint32_t>> {
       std::vector<uint32_t> list;
       for (Value operand : op.getOperands()) {

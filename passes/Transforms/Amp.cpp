@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -144,7 +145,8 @@ struct GenesisAmpPass : public genesis::impl::GenesisAmpBase<GenesisAmpPass> {
     Value bias = castToLow(wideBias);
     // At the add, which both the bias and the operands dominate.
     OpBuilder builder(add);
-    Location loc = builder.getFusedLoc({matmul.getLoc(), add.getLoc()});
+    Location loc =
+        builder.getFusedLoc({memberLocation(matmul), memberLocation(add)});
     auto lowType = [&](Value v) {
       return RankedTensorType::get(
           cast<RankedTensorType>(v.getType()).getShape(),

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -154,7 +155,7 @@ Decomposer decomposerFor(OpBuilder &b, Operation *op, Value q, Value k,
   auto kt = cast<RankedTensorType>(k.getType());
   auto vt = cast<RankedTensorType>(v.getType());
   return Decomposer{b,
-                    op->getLoc(),
+                    memberLocation(op),
                     qt.getElementType(),
                     qt.getDimSize(0),
                     qt.getDimSize(1),
@@ -188,7 +189,7 @@ namespace {
 /// over the query heads of each key/value head inside the GEMMs.
 void decompose(AttentionGradOp op) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Location loc = memberLocation(op);
   Decomposer d =
       decomposerFor(b, op, op.getQuery(), op.getKey(), op.getValue());
   double scale = op.getScale().convertToDouble();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -40,7 +41,7 @@ Value countedRows(OpBuilder &b, Location loc, Value labels, int64_t ignore,
 
 void decompose(CrossEntropyOp op) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Location loc = memberLocation(op);
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
   // The loss's type (f32 for 16-bit logits), in which rows are counted.
   Type element = op.getType().getElementType();
@@ -62,7 +63,7 @@ void decompose(CrossEntropyOp op) {
 /// row's cotangent the loss's (divided by the rows that count, for a mean).
 void decompose(CrossEntropyGradOp op) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Location loc = memberLocation(op);
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
   // The loss gradient's type (f32 for 16-bit logits).
   Type element =

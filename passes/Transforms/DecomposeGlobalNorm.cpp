@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -65,7 +66,7 @@ struct GenesisDecomposeGlobalNormPass
     LLVM_DEBUG(llvm::dbgs() << norms.size() << " global norms\n");
     for (GlobalNormOp norm : norms) {
       OpBuilder b(norm);
-      Location loc = norm.getLoc();
+      Location loc = memberLocation(norm);
       Type element = norm.getType().getElementType();
       Value total;
       for (Value input : norm.getInputs()) {

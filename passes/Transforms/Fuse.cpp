@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -164,7 +165,8 @@ LibraryCallOp absorbUser(LibraryCallOp call) {
   // user's place.
   OpBuilder builder(user);
   auto fused = LibraryCallOp::create(
-      builder, builder.getFusedLoc({call.getLoc(), user->getLoc()}),
+      builder,
+      builder.getFusedLoc({memberLocation(call), memberLocation(user)}),
       call.getType(), epilogue, call.getLhs(), call.getRhs(), bias,
       /*aux=*/Value(), call.getTransposeLhs(), call.getTransposeRhs(),
       APFloat(alpha));
@@ -203,7 +205,7 @@ void genesis::formLibraryCalls(func::FuncOp function, bool absorbEpilogues) {
   for (MatmulOp matmul : matmuls) {
     OpBuilder builder(matmul);
     auto call = LibraryCallOp::create(
-        builder, matmul.getLoc(), matmul.getType(), GemmEpilogue::none,
+        builder, memberLocation(matmul), matmul.getType(), GemmEpilogue::none,
         matmul.getLhs(), matmul.getRhs(), /*bias=*/Value(), /*aux=*/Value(),
         matmul.getTransposeLhs(), matmul.getTransposeRhs(), APFloat(1.0));
     matmul.replaceAllUsesWith(call.getResult());
@@ -633,7 +635,7 @@ private:
       for (Value operand : member->getOperands())
         bind(operand);
       builder.clone(*member, mapping);
-      locations.push_back(member->getLoc());
+      locations.push_back(memberLocation(member));
       for (Value result : member->getResults())
         if (llvm::any_of(result.getUsers(), [&](Operation *user) {
               return !memberSet.contains(user);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 #include "runtime/support/Gelu.h"
 
@@ -207,7 +208,8 @@ bool fuseIntoGemm(MulOp product) {
       continue;
     // The input and the matmul's operands are defined before the product.
     OpBuilder builder(product);
-    Location loc = builder.getFusedLoc({matmul.getLoc(), product.getLoc()});
+    Location loc =
+        builder.getFusedLoc({memberLocation(matmul), memberLocation(product)});
     Value aux = input.getType() == gemmType
                     ? input
                     : ReshapeOp::create(builder, loc, gemmType, input);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Analysis/MatrixVector.h"
 #include "passes/Passes.h"
 
@@ -212,11 +213,11 @@ void fuse(MutableArrayRef<LibraryCallOp> group, FusionOp prologue,
   SmallVector<Location> locations;
   SmallVector<Type> resultTypes;
   if (prologue)
-    locations.push_back(prologue.getLoc());
+    locations.push_back(memberLocation(prologue));
   for (LibraryCallOp call : group)
-    locations.push_back(call.getLoc());
+    locations.push_back(memberLocation(call));
   if (epilogue)
-    locations.push_back(epilogue.getLoc());
+    locations.push_back(memberLocation(epilogue));
   for (Value value : replaced)
     resultTypes.push_back(value.getType());
   auto fusion = FusionOp::create(builder, builder.getFusedLoc(locations),

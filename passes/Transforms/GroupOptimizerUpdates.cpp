@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -94,7 +95,7 @@ void group(ArrayRef<Operation *> members) {
   SmallVector<Location> locations;
   for (Operation *member : members) {
     llvm::append_range(resultTypes, member->getResultTypes());
-    locations.push_back(member->getLoc());
+    locations.push_back(memberLocation(member));
   }
   OpBuilder builder(last);
   auto fusion = FusionOp::create(builder, builder.getFusedLoc(locations),

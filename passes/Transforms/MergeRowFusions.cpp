@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Analysis/RowFusion.h"
 #include "passes/Passes.h"
 
@@ -117,7 +118,8 @@ bool mergeRowFusionPair(FusionOp producer, FusionOp consumer) {
                           << " and " << consumer.getLoc() << "\n");
   OpBuilder builder(producer);
   auto merged = FusionOp::create(
-      builder, builder.getFusedLoc({producer.getLoc(), consumer.getLoc()}),
+      builder,
+      builder.getFusedLoc({memberLocation(producer), memberLocation(consumer)}),
       resultTypes, inputs);
   merged.getBody().push_back(body);
   for (auto [result, replacement] : llvm::zip(kept, merged.getResults()))

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -175,7 +176,8 @@ FusionOp genesis::mergeFusions(FusionOp producer, FusionOp consumer) {
   SmallVector<Type> types(producer.getResultTypes());
   llvm::append_range(types, consumer.getResultTypes());
   auto merged = FusionOp::create(
-      builder, builder.getFusedLoc({producer.getLoc(), consumer.getLoc()}),
+      builder,
+      builder.getFusedLoc({memberLocation(producer), memberLocation(consumer)}),
       types, inputs);
   merged.getBody().takeBody(producer.getBody());
   unsigned count = producer->getNumResults();

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/IR/GenesisOps.h"
+#include "dialect/IR/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -362,33 +363,39 @@ genesis::buildTrainStep(func::FuncOp loss,
     stepCount = SubOp::create(builder, loc, stepCount, skipped);
   }
 
-  // 3. Clipping.
+  // 3. Clipping. The optimizer's ops are named so, for plan listings and
+  // numerics reports (Provenance.h).
+  Location optimizerLoc =
+      NameLoc::get(builder.getStringAttr(kOptimizerLocationName), loc);
   if (options.clipGradValue > 0.0)
     for (Value &g : grads) {
       double bound = options.clipGradValue;
-      g = MinOp::create(builder, loc,
-                        MaxOp::create(builder, loc, g,
-                                      splat(builder, loc, g.getType(), -bound)),
-                        splat(builder, loc, g.getType(), bound));
+      g = MinOp::create(
+          builder, optimizerLoc,
+          MaxOp::create(builder, optimizerLoc, g,
+                        splat(builder, optimizerLoc, g.getType(), -bound)),
+          splat(builder, optimizerLoc, g.getType(), bound));
     }
   if (options.clipGradNorm > 0.0) {
-    Value norm = GlobalNormOp::create(builder, loc, grads);
+    Value norm = GlobalNormOp::create(builder, optimizerLoc, grads);
     Value coefficient = MinOp::create(
-        builder, loc,
-        DivOp::create(builder, loc,
-                      splat(builder, loc, norm.getType(), options.clipGradNorm),
-                      AddOp::create(builder, loc, norm,
-                                    splat(builder, loc, norm.getType(), 1e-6))),
-        splat(builder, loc, norm.getType(), 1.0));
+        builder, optimizerLoc,
+        DivOp::create(
+            builder, optimizerLoc,
+            splat(builder, optimizerLoc, norm.getType(), options.clipGradNorm),
+            AddOp::create(builder, optimizerLoc, norm,
+                          splat(builder, optimizerLoc, norm.getType(), 1e-6))),
+        splat(builder, optimizerLoc, norm.getType(), 1.0));
     for (Value &g : grads) {
       auto type = cast<RankedTensorType>(g.getType());
       auto scalarType = RankedTensorType::get({}, type.getElementType());
-      Value scale = scalarType == coefficient.getType()
-                        ? coefficient
-                        : CastOp::create(builder, loc, scalarType, coefficient);
-      g = MulOp::create(builder, loc, g,
-                        BroadcastInDimOp::create(builder, loc, type, scale,
-                                                 ArrayRef<int64_t>{}));
+      Value scale =
+          scalarType == coefficient.getType()
+              ? coefficient
+              : CastOp::create(builder, optimizerLoc, scalarType, coefficient);
+      g = MulOp::create(builder, optimizerLoc, g,
+                        BroadcastInDimOp::create(builder, optimizerLoc, type,
+                                                 scale, ArrayRef<int64_t>{}));
     }
   }
 
@@ -402,12 +409,13 @@ genesis::buildTrainStep(func::FuncOp loss,
                        : static_cast<double>(options.weightDecay);
     FloatAttr decayAttr = builder.getF64FloatAttr(decay);
     if (optimizer == "sgd" && !momentum) {
-      newParams.push_back(
-          SgdUpdateOp::create(builder, loc, param, grads[p], lr, decayAttr));
+      newParams.push_back(SgdUpdateOp::create(builder, optimizerLoc, param,
+                                              grads[p], lr, decayAttr));
     } else if (optimizer == "sgd") {
       auto update = SgdMomentumUpdateOp::create(
-          builder, loc, param, grads[p], step.getArgument(stateBase + p), lr,
-          stepCount, builder.getF64FloatAttr(options.momentum),
+          builder, optimizerLoc, param, grads[p],
+          step.getArgument(stateBase + p), lr, stepCount,
+          builder.getF64FloatAttr(options.momentum),
           builder.getF64FloatAttr(options.dampening), decayAttr,
           options.nesterov ? builder.getUnitAttr() : UnitAttr());
       newParams.push_back(update.getNewParam());
@@ -420,11 +428,11 @@ genesis::buildTrainStep(func::FuncOp loss,
                 eps = builder.getF64FloatAttr(options.epsilon);
       Operation *update =
           optimizer == "adam"
-              ? AdamUpdateOp::create(builder, loc, param, grads[p], m, v, lr,
-                                     stepCount, b1, b2, eps, decayAttr)
+              ? AdamUpdateOp::create(builder, optimizerLoc, param, grads[p], m,
+                                     v, lr, stepCount, b1, b2, eps, decayAttr)
                     .getOperation()
-              : AdamWUpdateOp::create(builder, loc, param, grads[p], m, v, lr,
-                                      stepCount, b1, b2, eps, decayAttr)
+              : AdamWUpdateOp::create(builder, optimizerLoc, param, grads[p], m,
+                                      v, lr, stepCount, b1, b2, eps, decayAttr)
                     .getOperation();
       newParams.push_back(update->getResult(0));
       newState[p] = update->getResult(1);

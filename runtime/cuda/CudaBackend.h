@@ -17,12 +17,15 @@
 #include "runtime/plan/PlanFile.h"
 #include "runtime/session/Session.h"
 #include "runtime/support/HostArray.h"
+#include "runtime/support/NonFinite.h"
 #include "runtime/support/Random.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace genesis {
 
@@ -58,6 +61,33 @@ public:
                       Generator::State rng) = 0;
   /// Waits for everything enqueued.
   virtual void synchronize() = 0;
+
+  // Numerics checks (Session::setCheckNumerics).
+  /// Keeps a device copy of the persistent tensors `function` updates in
+  /// place (allocated on first use and kept), for restoreUpdated().
+  virtual void saveUpdated(uint32_t function) = 0;
+  virtual void restoreUpdated(uint32_t function) = 0;
+  /// Per tensor, the first element `check` reports, after the work queued.
+  virtual std::vector<std::optional<uint64_t>>
+  findNonFinite(const std::vector<uint32_t> &tensors, NumericsCheck check) = 0;
+  /// Runs `function` as run() does but step by step, without a graph: first
+  /// checks the tensors it reads, then each step's writes after the step
+  /// (`writes`, per step); returns the first hit, where `step` is the step
+  /// that wrote it (std::nullopt: a tensor read before any step).
+  struct NonFiniteHit {
+    std::optional<size_t> step;
+    uint32_t tensor = 0;
+    uint64_t element = 0;
+  };
+  virtual std::optional<NonFiniteHit>
+  locateNonFinite(uint32_t function, std::map<uint32_t, HostArray> &io,
+                  uint64_t step, Generator::State rng,
+                  const std::vector<uint32_t> &reads,
+                  const std::vector<std::vector<uint32_t>> &writes,
+                  NumericsCheck check) = 0;
+  /// Copies `bytes` bytes at `offset` of tensor `tensor` into `out`.
+  virtual void readBytes(uint32_t tensor, uint64_t offset, void *out,
+                         uint64_t bytes) = 0;
 
   virtual void setProfiling(bool on) = 0;
   virtual SessionStats stats() const = 0;

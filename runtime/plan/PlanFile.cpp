@@ -1043,6 +1043,53 @@ std::string stepName(const PlanFile &planFile, const plan::Step &step) {
   return text.str();
 }
 
+std::vector<uint32_t> stepWrites(const PlanFile &planFile,
+                                 const plan::Step &step) {
+  std::vector<uint32_t> writes;
+  auto add = [&](uint32_t index) {
+    if (std::find(writes.begin(), writes.end(), index) == writes.end())
+      writes.push_back(index);
+  };
+  switch (step.kind_type()) {
+  case plan::StepKind::KernelLaunch: {
+    const plan::KernelLaunch &launch = *step.kind_as_KernelLaunch();
+    // A verified plan has a signature for every launched symbol.
+    for (const plan::KernelSignature *kernel : *planFile.plan().kernels())
+      if (kernel->symbol()->str() == launch.symbol()->str()) {
+        const auto &args = *launch.args();
+        for (uint32_t i = args.size() - kernel->outputs(); i < args.size(); ++i)
+          add(args[i]);
+        break;
+      }
+    break;
+  }
+  case plan::StepKind::Gemm:
+    add(step.kind_as_Gemm()->c());
+    break;
+  case plan::StepKind::Attention: {
+    AttentionDesc attention = attentionDescOf(*step.kind_as_Attention());
+    if (attention.backward()) {
+      add(*attention.queryGrad);
+      add(*attention.keyGrad);
+      add(*attention.valueGrad);
+    } else {
+      add(attention.out);
+      add(attention.logSumExp);
+    }
+    break;
+  }
+  case plan::StepKind::Copy:
+    add(step.kind_as_Copy()->dst());
+    break;
+  case plan::StepKind::Fill:
+    add(step.kind_as_Fill()->dst());
+    break;
+  default:
+    break;
+  }
+  return writes;
+}
+
 namespace {
 
 std::string tensorList(const PlanFile &planFile,

@@ -122,6 +122,13 @@ wrapPlanPayload(const uint8_t *payload, size_t size,
 /// "fill t = 0". Needs a verified plan.
 std::string stepName(const PlanFile &planFile, const plan::Step &step);
 
+/// The tensors step `step` writes, once each: a launch's last outputs (its
+/// kernel signature says how many), a GEMM's c, an attention's out and
+/// logsumexp (forward) or gradients (backward), a copy's or fill's dst.
+/// Needs a verified plan.
+std::vector<uint32_t> stepWrites(const PlanFile &planFile,
+                                 const plan::Step &step);
+
 /// The chip a cubin's ELF header names (its compute capability, 90 for
 /// sm_90) from the header's OS ABI byte and e_flags; std::nullopt for an
 /// ELF layout of no known CUDA toolkit.

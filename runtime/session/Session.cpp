@@ -3,6 +3,7 @@
 #include "runtime/session/Session.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/plan/MemoryReport.h"
+#include "runtime/session/ThreadPool.h"
 #include "runtime/support/Error.h"
 #include "runtime/support/Gelu.h"
 #include "runtime/support/MemFile.h"
@@ -12,15 +13,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <mutex>
 #include <new>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <unistd.h>
 #include <variant>
 
@@ -29,124 +26,6 @@ namespace genesis {
 namespace {
 
 using KernelFunction = void (*)(void **);
-/// `symbol_range(args, begin, end)`: iterations [begin, end) of the kernel's
-/// outermost loop.
-using RangeFunction = void (*)(void **, int64_t, int64_t);
-
-/// The number of threads a session runs kernels on: GENESIS_NUM_THREADS, or
-/// else the hardware's concurrency.
-unsigned sessionThreadCount(const std::string &where) {
-  if (const char *value = std::getenv("GENESIS_NUM_THREADS"); value && *value) {
-    char *end = nullptr;
-    long count = std::strtol(value, &end, 10);
-    if (*end != '\0' || count < 1 || count > 1024)
-      throw Error(where + ": GENESIS_NUM_THREADS is '" + value +
-                  "', not a thread count in [1, 1024]");
-    return static_cast<unsigned>(count);
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-/// Persistent workers that run contiguous chunks of a kernel's outer range.
-/// The calling thread claims chunks too, so when a worker is slow to wake (a
-/// busy machine) the caller runs its chunk instead of waiting for it; it then
-/// waits only for chunks already running. Kernels are C functions and do not
-/// throw, so a claimed chunk always completes.
-class ThreadPool {
-public:
-  /// `threads` counts the caller; at most threads - 1 workers are started
-  /// (fewer if the system refuses to create more).
-  explicit ThreadPool(unsigned threads) {
-    for (unsigned i = 1; i < threads; ++i) {
-      try {
-        workers_.emplace_back([this] { work(); });
-      } catch (const std::system_error &) {
-        break;
-      }
-    }
-  }
-  ThreadPool(const ThreadPool &) = delete;
-  ThreadPool &operator=(const ThreadPool &) = delete;
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    start_.notify_all();
-    for (std::thread &worker : workers_)
-      worker.join();
-  }
-
-  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
-
-  /// Runs kernel(args, begin, end) over [0, extent) split into
-  /// min(size(), extent) contiguous chunks; returns when all are done.
-  void run(RangeFunction kernel, void **args, int64_t extent) {
-    unsigned chunks = static_cast<unsigned>(std::min<int64_t>(size(), extent));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      kernel_ = kernel;
-      args_ = args;
-      extent_ = extent;
-      chunks_ = chunks;
-      next_ = 0;
-      pending_ = chunks;
-      ++generation_;
-    }
-    start_.notify_all();
-    std::unique_lock<std::mutex> lock(mutex_);
-    runChunks(lock);
-    done_.wait(lock, [this] { return pending_ == 0; });
-  }
-
-private:
-  static int64_t chunkBegin(unsigned chunk, int64_t extent, unsigned chunks) {
-    // extent * chunk / chunks without overflow for any int64 extent.
-    return extent / chunks * chunk + extent % chunks * chunk / chunks;
-  }
-
-  void work() {
-    uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      runChunks(lock);
-    }
-  }
-
-  /// Claims and runs chunks of the current launch until none is left.
-  void runChunks(std::unique_lock<std::mutex> &lock) {
-    while (next_ < chunks_) {
-      unsigned chunk = next_++;
-      RangeFunction kernel = kernel_;
-      void **args = args_;
-      int64_t begin = chunkBegin(chunk, extent_, chunks_);
-      int64_t end = chunkBegin(chunk + 1, extent_, chunks_);
-      lock.unlock();
-      kernel(args, begin, end);
-      lock.lock();
-      if (--pending_ == 0)
-        done_.notify_one();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable start_;
-  std::condition_variable done_;
-  std::vector<std::thread> workers_;
-  bool stop_ = false;
-  uint64_t generation_ = 0;
-  RangeFunction kernel_ = nullptr;
-  void **args_ = nullptr;
-  int64_t extent_ = 0;
-  unsigned chunks_ = 0;
-  /// The next chunk to claim, and the chunks not yet finished.
-  unsigned next_ = 0;
-  unsigned pending_ = 0;
-};
 
 /// A dlopen'ed kernel image, closed with the session. It keeps the memfd it
 /// was loaded from open: dlopen finds a loaded library by its path,
@@ -235,6 +114,11 @@ struct CompiledFunction {
   std::vector<uint32_t> inputs;
   std::vector<uint32_t> outputs;
   std::vector<CompiledStep> steps;
+  /// Per plan step (either target), for numerics reports: the tensors it
+  /// writes, its name and its location.
+  std::vector<std::vector<uint32_t>> writes;
+  std::vector<std::string> stepNames;
+  std::vector<std::string> stepLocations;
   bool advancesStep;
   uint64_t rngOffsetAdvance;
   bool ran = false;
@@ -362,7 +246,26 @@ struct Session::Impl {
   uint64_t lastInputBytes = 0;
 
   void execute(CompiledStep &step, const std::vector<void *> &data) const;
+  /// CPU: every tensor's data pointer for a run on `owned` inputs and
+  /// outputs.
+  std::vector<void *> dataPointers(const std::vector<TensorInfo> &tensors,
+                                   std::map<uint32_t, HostArray> &owned);
 };
+
+std::vector<void *>
+Session::Impl::dataPointers(const std::vector<TensorInfo> &tensors,
+                            std::map<uint32_t, HostArray> &owned) {
+  std::vector<void *> data(tensors.size(), nullptr);
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
+    if (persistent[i])
+      data[i] = persistent[i]->data();
+    else if (tensors[i].role == plan::Role::Temporary)
+      data[i] = arena.get() + arenaOffsets[i];
+  }
+  for (auto &[index, array] : owned)
+    data[index] = array.data();
+  return data;
+}
 
 void Session::Impl::execute(CompiledStep &step,
                             const std::vector<void *> &data) const {
@@ -555,6 +458,12 @@ Session::Session(const PlanFile &planFile)
                             function->outputs()->end());
     compiled.advancesStep = function->advances_step();
     compiled.rngOffsetAdvance = function->rng_offset_advance();
+    for (const plan::Step *step : *function->steps()) {
+      compiled.writes.push_back(stepWrites(planFile, *step));
+      compiled.stepNames.push_back(stepName(planFile, *step));
+      compiled.stepLocations.push_back(
+          step->location() ? step->location()->str() : "");
+    }
     if (onDevice)
       continue; // the backend compiles the steps
     for (const plan::Step *step : *function->steps()) {
@@ -770,19 +679,22 @@ Session::run(const std::string &functionName,
     }
 
   feedSessionTensors(tensors_, impl_->persistent, step_, rngState_);
+  // A numerics check restores what the run updates in place (Session.h).
+  std::map<uint32_t, HostArray> saved;
+  if (checkNumerics_ != NumericsCheck::Off) {
+    if (impl_->cuda)
+      impl_->cuda->saveUpdated(functionIndex);
+    for (uint32_t index : function.outputs) {
+      if (tensors_[index].role == plan::Role::Input)
+        saved.emplace(index, owned.at(index));
+      else if (!impl_->cuda && tensors_[index].role != plan::Role::Output)
+        saved.emplace(index, *impl_->persistent[index]);
+    }
+  }
   if (impl_->cuda) {
     impl_->cuda->run(functionIndex, owned, step_, rngState_);
   } else {
-    std::vector<void *> data(tensors_.size(), nullptr);
-    for (uint32_t i = 0; i < tensors_.size(); ++i) {
-      if (impl_->persistent[i])
-        data[i] = impl_->persistent[i]->data();
-      else if (tensors_[i].role == plan::Role::Temporary)
-        data[i] = impl_->arena.get() + impl_->arenaOffsets[i];
-    }
-    for (auto &[index, array] : owned)
-      data[index] = array.data();
-
+    std::vector<void *> data = impl_->dataPointers(tensors_, owned);
     for (CompiledStep &step : function.steps) {
       auto start = std::chrono::steady_clock::now();
       impl_->execute(step, data);
@@ -792,6 +704,10 @@ Session::run(const std::string &functionName,
       ++step.calls;
     }
   }
+
+  if (checkNumerics_ != NumericsCheck::Off &&
+      anyNonFinite(function.outputs, owned))
+    reportNonFinite(functionIndex, saved, owned);
 
   advanceCounters(function, step_, rngState_);
   impl_->peakBytes =
@@ -822,6 +738,130 @@ Session::run(const std::string &functionName,
     impl_->lastInputBytes += function.lastInputBytes;
   }
   return results;
+}
+
+void Session::setCheckNumerics(NumericsCheck check, std::string inputsFile) {
+  checkNumerics_ = check;
+  numericsInputsFile_ = std::move(inputsFile);
+}
+
+bool Session::anyNonFinite(const std::vector<uint32_t> &tensors,
+                           std::map<uint32_t, HostArray> &owned) {
+  if (impl_->cuda) {
+    for (const std::optional<uint64_t> &first :
+         impl_->cuda->findNonFinite(tensors, checkNumerics_))
+      if (first)
+        return true;
+    return false;
+  }
+  std::vector<void *> data = impl_->dataPointers(tensors_, owned);
+  return std::any_of(tensors.begin(), tensors.end(), [&](uint32_t index) {
+    const TensorInfo &info = tensors_[index];
+    return firstNonFinite(data[index], HostArray::numelOf(info.shape),
+                          info.dtype, checkNumerics_)
+        .has_value();
+  });
+}
+
+void Session::reportNonFinite(uint32_t functionIndex,
+                              const std::map<uint32_t, HostArray> &saved,
+                              std::map<uint32_t, HostArray> &owned) {
+  CompiledFunction &function = impl_->functions[functionIndex];
+  auto restore = [&] {
+    if (impl_->cuda)
+      impl_->cuda->restoreUpdated(functionIndex);
+    for (const auto &[index, array] : saved)
+      (tensors_[index].role == plan::Role::Input ? owned.at(index)
+                                                 : *impl_->persistent[index]) =
+          array;
+  };
+  restore();
+
+  // The same run again, step by step, checking the tensors it reads and
+  // then what each step writes.
+  std::optional<CudaBackend::NonFiniteHit> hit;
+  HostArray value(DType::F64, {});
+  auto readValue = [&](const CudaBackend::NonFiniteHit &found,
+                       const std::vector<void *> &data) {
+    const TensorInfo &info = tensors_[found.tensor];
+    HostArray element(info.dtype, {});
+    uint64_t offset = found.element * dtypeSize(info.dtype);
+    if (impl_->cuda)
+      impl_->cuda->readBytes(found.tensor, offset, element.data(),
+                             element.nbytes());
+    else
+      std::memcpy(element.data(),
+                  static_cast<const uint8_t *>(data[found.tensor]) + offset,
+                  element.nbytes());
+    value.setDouble(0, element.getDouble(0));
+  };
+  if (impl_->cuda) {
+    hit = impl_->cuda->locateNonFinite(functionIndex, owned, step_, rngState_,
+                                       function.inputs, function.writes,
+                                       checkNumerics_);
+    if (hit)
+      readValue(*hit, {});
+  } else {
+    std::vector<void *> data = impl_->dataPointers(tensors_, owned);
+    auto firstIn = [&](const std::vector<uint32_t> &tensors,
+                       std::optional<size_t> step) {
+      for (uint32_t index : tensors) {
+        const TensorInfo &info = tensors_[index];
+        if (std::optional<uint64_t> element =
+                firstNonFinite(data[index], HostArray::numelOf(info.shape),
+                               info.dtype, checkNumerics_))
+          return std::optional<CudaBackend::NonFiniteHit>(
+              {step, index, *element});
+      }
+      return std::optional<CudaBackend::NonFiniteHit>();
+    };
+    hit = firstIn(function.inputs, std::nullopt);
+    for (size_t i = 0; !hit && i < function.steps.size(); ++i) {
+      impl_->execute(function.steps[i], data);
+      hit = firstIn(function.writes[i], i);
+    }
+    if (hit)
+      readValue(*hit, data);
+  }
+  restore();
+
+  std::string where = "session of plan file '" + planName_ + "': ";
+  if (!hit)
+    fail("run '" + function.name + "' at training step " +
+         std::to_string(step_) + ": its outputs held a " +
+         (checkNumerics_ == NumericsCheck::NaN ? "NaN" : "non-finite value") +
+         " but the same run step by step wrote none (a nondeterministic "
+         "step?); the session is as before the run");
+  NonFiniteReport report;
+  report.function = function.name;
+  report.trainingStep = step_;
+  report.step = hit->step;
+  if (hit->step) {
+    report.stepName = function.stepNames[*hit->step];
+    report.location = function.stepLocations[*hit->step];
+  }
+  const TensorInfo &info = tensors_[hit->tensor];
+  report.tensor = info.name;
+  report.dtype = info.dtype;
+  report.shape = info.shape;
+  report.element = hit->element;
+  report.value = nonFiniteName(value.getDouble(0));
+  if (!numericsInputsFile_.empty()) {
+    NamedArrays inputs;
+    for (uint32_t index : function.inputs) {
+      const std::string &name = tensors_[index].name;
+      inputs.emplace_back(name, tensors_[index].role == plan::Role::Input
+                                    ? owned.at(index)
+                                    : tensor(name));
+    }
+    try {
+      saveSafetensors(numericsInputsFile_, inputs);
+      report.inputsFile = numericsInputsFile_;
+    } catch (const Error &error) { // the report matters more
+      report.inputsError = error.what();
+    }
+  }
+  throw NonFiniteError(where, std::move(report));
 }
 
 void Session::replay(const std::string &functionName, int times) {

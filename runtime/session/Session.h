@@ -98,7 +98,9 @@
 
 #include "runtime/formats/ArrayIO.h"
 #include "runtime/plan/PlanFile.h"
+#include "runtime/support/Error.h"
 #include "runtime/support/HostArray.h"
+#include "runtime/support/NonFinite.h"
 #include "runtime/support/Random.h"
 
 #include <cstdint>
@@ -139,6 +141,45 @@ struct SessionStats {
   uint64_t peakBytes = 0;
 };
 
+/// What a numerics check found (Session::setCheckNumerics).
+struct NonFiniteReport {
+  std::string function;
+  /// The session's step count when the run began: the training step.
+  uint64_t trainingStep = 0;
+  /// The step that first wrote the value, or std::nullopt when a tensor
+  /// the function reads held it before any step ran.
+  std::optional<size_t> step;
+  /// As StepTiming's name and location (the location lists the step's ops,
+  /// their source lines and phases: "model.cpp:12 backward of genesis.log").
+  std::string stepName;
+  std::string location;
+  std::string tensor;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t element = 0;
+  /// "nan", "inf" or "-inf".
+  std::string value;
+  /// Where the function's inputs were written, or "" (none asked for);
+  /// why writing them failed, or "".
+  std::string inputsFile;
+  std::string inputsError;
+
+  /// "forward", "backward" or "optimizer", from the location; "" when it
+  /// names no phase (a plan without locations).
+  std::string phase() const;
+  /// One line naming all of the above.
+  std::string message() const;
+};
+
+class NonFiniteError : public Error {
+public:
+  NonFiniteError(const std::string &where, NonFiniteReport report);
+  const NonFiniteReport &report() const { return report_; }
+
+private:
+  NonFiniteReport report_;
+};
+
 class Session {
 public:
   /// Loads the kernel images and resolves their symbols; allocates the arena
@@ -170,6 +211,17 @@ public:
   void replay(const std::string &function, int times = 1);
   /// Waits for the work replay() enqueued (cuda; a no-op on the cpu).
   void synchronize();
+  /// Checks every run's outputs for values `check` reports (NonFinite.h;
+  /// Off by default). On a hit, run() restores the tensors the run updated
+  /// in place, runs the function again step by step on the same inputs,
+  /// checking what each step writes (cuda: without a graph), restores them
+  /// again and throws NonFiniteError naming the first step that wrote such
+  /// a value; the session is then as it was before the run. With
+  /// `inputsFile`, the function's inputs (batch, parameters, optimizer
+  /// state, ...) are written there first, as safetensors by plan name, for
+  /// genesis-eval. Costs: one pass over the outputs per run, and a copy of
+  /// the tensors updated in place (kept on the device for cuda).
+  void setCheckNumerics(NumericsCheck check, std::string inputsFile = "");
   /// cuda: whether runs time their steps (see "Profiling" above); a no-op on
   /// the cpu, which always does.
   void setProfiling(bool on);
@@ -202,8 +254,20 @@ private:
   uint32_t indexOfFunction(const std::string &name) const;
   [[noreturn]] void fail(const std::string &problem) const;
 
+  /// Whether one of `tensors` (of a run on `owned` inputs and outputs)
+  /// holds a value the numerics check reports.
+  bool anyNonFinite(const std::vector<uint32_t> &tensors,
+                    std::map<uint32_t, HostArray> &owned);
+  /// After a run that left such a value: restores the `saved` tensors,
+  /// finds the step (setCheckNumerics) and throws.
+  [[noreturn]] void reportNonFinite(uint32_t functionIndex,
+                                    const std::map<uint32_t, HostArray> &saved,
+                                    std::map<uint32_t, HostArray> &owned);
+
   std::string planName_;
   std::string modelHash_;
+  NumericsCheck checkNumerics_ = NumericsCheck::Off;
+  std::string numericsInputsFile_;
   std::vector<TensorInfo> tensors_;
   uint64_t step_ = 0;
   Generator::State rngState_;

@@ -7,7 +7,9 @@ budget in the case's .tolerance file (mixed-precision cases), NaN where the
 evaluator has NaN. A case's parameters and buffers, where it has them, are
 bound from its .params.safetensors (genesis-run --params). Cases of the differential fuzzer (genesis-diff-fuzz
 --cuda-cases) also carry the widened graph's outputs as a precision
-reference. Prints a table; exits 1 if any case fails."""
+reference. A case with a .numerics file (CheckNumericsTests) instead runs
+genesis-run with that file's "args" and must fail with every string of its
+"expect" in the error. Prints a table; exits 1 if any case fails."""
 import json
 import os
 import struct
@@ -41,12 +43,30 @@ def load_safetensors(path):
     return arrays
 
 
+def check_numerics_case(stem, genesis_run):
+    """Runs a numerics-check case; returns (passed, what was seen)."""
+    with open(stem + ".numerics") as f:
+        spec = json.load(f)
+    run = subprocess.run([genesis_run, stem + ".gplan", "-i", stem + ".in.safetensors",
+                          "--params", stem + ".params.safetensors"] + spec["args"],
+                         capture_output=True, text=True)
+    missing = [text for text in spec["expect"] if text not in run.stderr]
+    if run.returncode == 0 or missing:
+        return False, f"exit {run.returncode}, missing {missing}: {run.stderr.strip()[-300:]}"
+    return True, "reported: " + run.stderr.strip()[-160:].replace("|", "/")
+
+
 def main():
     cases, genesis_run = sys.argv[1], sys.argv[2]
     failed = 0
     rows = []
     for plan in sorted(p for p in os.listdir(cases) if p.endswith(".gplan")):
         stem = os.path.join(cases, plan[:-len(".gplan")])
+        if os.path.exists(stem + ".numerics"):
+            ok, detail = check_numerics_case(stem, genesis_run)
+            failed += not ok
+            rows.append((plan, "ok" if ok else "FAIL", detail))
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             got_path = os.path.join(tmp, "got.safetensors")
             params = []

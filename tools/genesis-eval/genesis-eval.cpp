@@ -44,6 +44,13 @@ static llvm::cl::opt<bool>
     printResults("print", llvm::cl::desc("Print the results (default when no "
                                          "-o is given)"));
 
+static llvm::cl::opt<std::string> checkNumerics(
+    "check-numerics", llvm::cl::ValueOptional,
+    llvm::cl::desc("Stop at the first op whose result holds a NaN or an "
+                   "infinity (=nan: NaNs only), naming it and its source "
+                   "line"),
+    llvm::cl::init("off"));
+
 namespace {
 
 std::string nameOf(ArrayAttr names, unsigned i, const char *fallback) {
@@ -119,7 +126,8 @@ int main(int argc, char **argv) {
   showOnlyOptions("genesis-eval options",
                   {std::addressof(inputFile), std::addressof(functionName),
                    std::addressof(inputs), std::addressof(outputs),
-                   std::addressof(printResults)});
+                   std::addressof(printResults),
+                   std::addressof(checkNumerics)});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Run a genesis function with the reference evaluator\n");
   try {
@@ -128,7 +136,12 @@ int main(int argc, char **argv) {
     func::FuncOp function = lookupFunction(*module, functionName);
     checkResultFiles(outputs, function.getNumResults(),
                      "@" + function.getSymName().str());
-    writeResults(function, evaluate(function, bindArguments(function)));
+    // --check-numerics alone gives an empty value.
+    NumericsCheck check =
+        checkNumerics.getNumOccurrences() && checkNumerics.empty()
+            ? NumericsCheck::NonFinite
+            : parseNumericsCheck(checkNumerics, "--check-numerics");
+    writeResults(function, evaluate(function, bindArguments(function), check));
   } catch (const Error &error) {
     llvm::errs() << "genesis-eval: error: " << error.what() << "\n";
     return 1;

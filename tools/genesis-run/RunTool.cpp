@@ -74,7 +74,15 @@ constexpr char kOptionHelp[] =
     "  --deterministic      cuda: run bit for bit the same every time\n"
     "                       (GENESIS_DETERMINISTIC=1: no GEMM algorithm\n"
     "                       timing, cuDNN's deterministic attention\n"
-    "                       backward); the CPU always is\n";
+    "                       backward); the CPU always is\n"
+    "  --check-numerics[=nan]\n"
+    "                       check every run's outputs for NaNs and\n"
+    "                       infinities (=nan: NaNs only); on one, rerun the\n"
+    "                       run step by step and name the first step that\n"
+    "                       wrote one, with its ops and source lines\n"
+    "  --numerics-inputs FILE\n"
+    "                       with --check-numerics, write that run's inputs\n"
+    "                       there (.safetensors, for genesis-eval)\n";
 
 std::string usage(const std::string &tool, bool embedded) {
   std::string head = "usage: " + tool + (embedded ? "" : " PLAN.gplan");
@@ -83,7 +91,9 @@ std::string usage(const std::string &tool, bool embedded) {
          "[--params FILE]... [--inspect] [--memory] [--fits GIB]\n" +
          std::string(8 + tool.size(), ' ') +
          "[--repeat N [--batches]] [--save-state FILE] "
-         "[--bench N [--profile]] [--deterministic]\n"
+         "[--bench N [--profile]] [--deterministic]\n" +
+         std::string(8 + tool.size(), ' ') +
+         "[--check-numerics[=nan] [--numerics-inputs FILE]]\n"
          "\n" +
          kOptionHelp;
 }
@@ -103,6 +113,8 @@ struct Options {
   int64_t bench = 0;
   bool profile = false;
   bool deterministic = false;
+  NumericsCheck checkNumerics = NumericsCheck::Off;
+  std::string numericsInputs;
 };
 
 /// `text` read whole by `parse` (std::stoll, std::stod), or std::nullopt.
@@ -167,6 +179,13 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.batches = true;
     } else if (arg == "--deterministic") {
       options.deterministic = true;
+    } else if (arg == "--check-numerics") {
+      options.checkNumerics = NumericsCheck::NonFinite;
+    } else if (arg.rfind("--check-numerics=", 0) == 0) {
+      options.checkNumerics =
+          parseNumericsCheck(arg.substr(arg.find('=') + 1), "--check-numerics");
+    } else if (arg == "--numerics-inputs") {
+      options.numericsInputs = value();
     } else if (!arg.empty() && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (embedded) {
@@ -181,6 +200,9 @@ Options parseOptions(int argc, char **argv, bool embedded) {
   }
   if (options.planPath.empty() && !embedded)
     throw Error("no plan file given (see --help)");
+  if (!options.numericsInputs.empty() &&
+      options.checkNumerics == NumericsCheck::Off)
+    throw Error("--numerics-inputs needs --check-numerics");
   return options;
 }
 
@@ -351,6 +373,7 @@ int runTool(int argc, char **argv, const PlanFile *embedded,
   if (options.deterministic && setenv("GENESIS_DETERMINISTIC", "1", 1) != 0)
     throw Error("cannot set GENESIS_DETERMINISTIC for --deterministic");
   Session session(planFile);
+  session.setCheckNumerics(options.checkNumerics, options.numericsInputs);
   for (const std::string &file : options.params)
     for (const auto &[name, array] : loadSafetensors(file))
       session.bind(name, array);

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 
 // The kernel images (see CMakeLists.txt).
 __asm__(".section .rodata\n"
@@ -407,6 +408,78 @@ TEST_F(CudaSessionTest, FillRoundsToEveryDType) {
       HostArray result = session.run("f", {}).at("out");
       EXPECT_EQ(valuesOf(result), std::vector<double>(5, c.expected));
       EXPECT_EQ(std::signbit(result.getDouble(4)), std::signbit(c.expected));
+    }
+  }
+}
+
+TEST_F(CudaSessionTest, NumericsChecksOfEveryFloatDType) {
+  // f(x): out = x; t = fill; out2 = t. The device kernels check 2-, 4- and
+  // 8-byte elements; the runs before the bad one launch the graph.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    auto planFilling = [&](double fill) {
+      PlanBuilder builder(cudaHeader());
+      uint32_t x =
+          builder.addTensor("x", dtype, {kElements}, plan::Role::Input);
+      uint32_t out =
+          builder.addTensor("out", dtype, {kElements}, plan::Role::Output);
+      uint32_t out2 = builder.addTensor("out2", dtype, {3}, plan::Role::Output);
+      uint32_t t = builder.addTemporary("t", dtype, {3}, 0);
+      builder.setArena(256, 256);
+      uint32_t f = builder.addFunction("f", {x}, {out, out2});
+      builder.addCopy(f, x, out, kElements * dtypeSize(dtype));
+      builder.addFill(f, t, fill);
+      builder.addCopy(f, t, out2, 3 * dtypeSize(dtype));
+      return planOf(builder);
+    };
+    HostArray x(dtype, {kElements});
+    for (int64_t i = 0; i < kElements; ++i)
+      x.setDouble(i, i % 7 - 3.5);
+    Session session(planFilling(1.0));
+    session.setCheckNumerics(NumericsCheck::NonFinite);
+    for (int run = 0; run < 3; ++run)
+      session.run("f", {{"x", x}});
+    HostArray bad = x;
+    bad.setDouble(777, inf);
+    session.setCheckNumerics(NumericsCheck::NaN);
+    EXPECT_NO_THROW(session.run("f", {{"x", bad}}));
+    bad.setDouble(500, -nan);
+    for (NumericsCheck check : {NumericsCheck::NaN, NumericsCheck::NonFinite}) {
+      session.setCheckNumerics(check);
+      try {
+        session.run("f", {{"x", bad}});
+        ADD_FAILURE() << "no report";
+      } catch (const NonFiniteError &error) {
+        EXPECT_FALSE(error.report().step.has_value()) << error.what();
+        EXPECT_EQ(error.report().tensor, "x");
+        EXPECT_EQ(error.report().element, 500u);
+        EXPECT_EQ(error.report().value, "nan");
+      }
+    }
+    bad.setDouble(500, 1.0);
+    session.setCheckNumerics(NumericsCheck::NonFinite);
+    try {
+      session.run("f", {{"x", bad}});
+      ADD_FAILURE() << "no report";
+    } catch (const NonFiniteError &error) {
+      EXPECT_EQ(error.report().element, 777u) << error.what();
+      EXPECT_EQ(error.report().value, "inf");
+    }
+    EXPECT_EQ(session.step(), 0u);
+
+    // A step that writes the value: the fill, step #1.
+    Session filling(planFilling(nan));
+    filling.setCheckNumerics(NumericsCheck::NaN);
+    try {
+      filling.run("f", {{"x", x}});
+      ADD_FAILURE() << "no report";
+    } catch (const NonFiniteError &error) {
+      ASSERT_TRUE(error.report().step.has_value()) << error.what();
+      EXPECT_EQ(*error.report().step, 1u);
+      EXPECT_EQ(error.report().tensor, "t");
+      EXPECT_EQ(error.report().element, 0u);
     }
   }
 }
