@@ -41,7 +41,8 @@ order, and prints their times and the ratio of the medians, <PREFIX>_STEPS sets 
 50). <PREFIX>_PROFILE=1 runs only Genesis's plan, once with every step timed
 alone (genesis-run --profile), prints each kernel kind's total and the 25
 slowest steps, and writes the whole profile to OUT/<key>_profile.txt.
-<PREFIX>_DETERMINISM=1 runs only Genesis's plan, twice in the default mode
+<PREFIX>_NUMERICS=1 runs only Genesis's plan, with and without
+--check-numerics, and prints the cost per run. <PREFIX>_DETERMINISM=1 runs only Genesis's plan, twice in the default mode
 and twice with GENESIS_DETERMINISTIC=1, and prints whether each pair's
 losses (as genesis-run prints them, 6 significant digits) and final
 parameters and optimizer state (bitwise) are equal. The table and per-step losses go to OUT/<key>_train_bench.json, bars and
@@ -148,10 +149,11 @@ def run_child(mode, tmp):
         return json.load(f)
 
 
-def run_genesis(spec, genesis_run, plan, tmp, env_settings=None, save_state=None):
+def run_genesis(spec, genesis_run, plan, tmp, env_settings=None, save_state=None,
+                extra_args=()):
     """env_settings: "NAME=VALUE ..." added to the environment of this run;
     save_state: a checkpoint of the parameters and optimizer state after the
-    runs (genesis-run --save-state)."""
+    runs (genesis-run --save-state); extra_args: more genesis-run options."""
     steps = spec.steps
     env = dict(os.environ)
     env.update(item.split("=", 1) for item in (env_settings or "").split())
@@ -162,6 +164,7 @@ def run_genesis(spec, genesis_run, plan, tmp, env_settings=None, save_state=None
             "--params", os.path.join(tmp, "lr.safetensors"), "--bench", "20"]
     if save_state:
         args += ["--save-state", save_state]
+    args += list(extra_args)
     wall = time.perf_counter()
     run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     wall = time.perf_counter() - wall
@@ -174,7 +177,9 @@ def run_genesis(spec, genesis_run, plan, tmp, env_settings=None, save_state=None
     if sorted(losses) != list(range(1, steps + 1)) or not bench or not peaks:
         raise RuntimeError("expected 'run R: loss = X' for R = 1.."
                            f"{steps}, 'bench: <ms> ms' and 'peak <bytes> B' in:\n{out[-1500:]}")
+    runs = re.search(r"runs: ([0-9.]+) ms per run", out)
     return {"ms": float(bench.group(1)), "peak": int(peaks[-1]),
+            "run_ms": float(runs.group(1)) if runs else None,
             "losses": [losses[r] for r in range(1, steps + 1)], "wall_s": wall}
 
 
@@ -223,6 +228,29 @@ def check_determinism(spec, genesis_run, plan, tmp):
               f"{runs[0]['peak'] / 2**30:.2f} | "
               f"{runs[0]['losses'] == runs[1]['losses']} | {diff:.3g} | {same}/{len(states[0])} |",
               flush=True)
+
+
+def check_numerics_cost(spec, genesis_run, plan, tmp):
+    """Genesis's plan with and without --check-numerics, twice each in
+    alternating order: genesis-run's wall time per run of runs 3-N of the
+    --repeat loop (runs with host transfers, not replays: the check runs
+    there) and the losses. The default mode is not bitwise deterministic
+    (cuDNN's attention backward), so losses may differ in the last digits."""
+    print("| mode | ms per run, runs 3-N (2 processes) | losses equal to the unchecked run |\n"
+          "| --- | --- | --- |", flush=True)
+    results = {"plain": [], "checked": []}
+    for r in range(2):
+        for mode in (("plain", "checked") if r == 0 else ("checked", "plain")):
+            extra = ["--check-numerics"] if mode == "checked" else []
+            results[mode].append(run_genesis(spec, genesis_run, plan, tmp, extra_args=extra))
+    for mode, runs in results.items():
+        equal = runs[0]["losses"] == results["plain"][0]["losses"]
+        print(f"| {mode} | {runs[0]['run_ms']:.2f}, {runs[1]['run_ms']:.2f} | {equal} |",
+              flush=True)
+    best = {m: min(x["run_ms"] for x in v) for m, v in results.items()}
+    print(f"check cost: {best['checked'] - best['plain']:.2f} ms per run "
+          f"({best['checked'] / best['plain']:.3f}x; the faster process of each mode)",
+          flush=True)
 
 
 def profile_genesis(genesis_run, plan, steps, tmp, out_dir, key):
@@ -315,6 +343,9 @@ def main(spec, usage):
             return 0
         if spec.env("DETERMINISM"):
             check_determinism(spec, genesis_run, systems[0][1], tmp)
+            return 0
+        if spec.env("NUMERICS"):
+            check_numerics_cost(spec, genesis_run, systems[0][1], tmp)
             return 0
         if spec.env("AB_ROUNDS") and len(systems) > 3:
             compare_genesis(spec, genesis_run, systems[:2], tmp, int(spec.env("AB_ROUNDS")))
