@@ -470,11 +470,8 @@ int run(int argc, char **argv) {
   }
   Session session(*plan);
   if (flags.checkNumerics || !flags.checkNumericsMode.empty())
-    session.setCheckNumerics(
-        flags.checkNumericsMode.empty()
-            ? NumericsCheck::NonFinite
-            : parseNumericsCheck(flags.checkNumericsMode, "--check-numerics"),
-        flags.outputDir + "/nonfinite-inputs.safetensors");
+    session.setCheckNumerics(numericsCheckFlag(flags.checkNumericsMode),
+                             flags.outputDir + "/nonfinite-inputs.safetensors");
   for (auto &[name, value] : loadSafetensors(weightsPath))
     session.bind(name, value);
   models::LmShape shape = models::describeLmPlan(session);

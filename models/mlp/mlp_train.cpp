@@ -63,11 +63,9 @@ int main(int argc, char **argv) {
         options.outputDir = value();
       else if (arg == "--resume")
         options.resume = value();
-      else if (arg == "--check-numerics")
-        check = NumericsCheck::NonFinite;
-      else if (arg.rfind("--check-numerics=", 0) == 0)
-        check = parseNumericsCheck(arg.substr(arg.find('=') + 1),
-                                   "--check-numerics");
+      else if (arg == "--check-numerics" ||
+               arg.rfind("--check-numerics=", 0) == 0)
+        check = numericsCheckFlag(arg.size() > 16 ? arg.substr(17) : "");
       else if (arg == "--stop-after-epoch")
         options.stopAfterEpoch = static_cast<int64_t>(number());
       else if (arg == "--help" || arg == "-h") {

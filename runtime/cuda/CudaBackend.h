@@ -70,21 +70,13 @@ public:
   /// Per tensor, the first element `check` reports, after the work queued.
   virtual std::vector<std::optional<uint64_t>>
   findNonFinite(const std::vector<uint32_t> &tensors, NumericsCheck check) = 0;
-  /// Runs `function` as run() does but step by step, without a graph: first
-  /// checks the tensors it reads, then each step's writes after the step
-  /// (`writes`, per step); returns the first hit, where `step` is the step
-  /// that wrote it (std::nullopt: a tensor read before any step).
-  struct NonFiniteHit {
-    std::optional<size_t> step;
-    uint32_t tensor = 0;
-    uint64_t element = 0;
-  };
-  virtual std::optional<NonFiniteHit>
-  locateNonFinite(uint32_t function, std::map<uint32_t, HostArray> &io,
-                  uint64_t step, Generator::State rng,
-                  const std::vector<uint32_t> &reads,
-                  const std::vector<std::vector<uint32_t>> &writes,
-                  NumericsCheck check) = 0;
+  /// For a rerun step by step: copies the input-role arrays of `io` and
+  /// feeds `step` and `rng` as run() does, and executes nothing; runStep
+  /// then enqueues step `step` of the function alone (no graph).
+  virtual void prepareSteps(uint32_t function,
+                            const std::map<uint32_t, HostArray> &io,
+                            uint64_t step, Generator::State rng) = 0;
+  virtual void runStep(uint32_t function, size_t step) = 0;
   /// Copies `bytes` bytes at `offset` of tensor `tensor` into `out`.
   virtual void readBytes(uint32_t tensor, uint64_t offset, void *out,
                          uint64_t bytes) = 0;

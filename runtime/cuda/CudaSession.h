@@ -191,12 +191,9 @@ public:
   std::vector<std::optional<uint64_t>>
   findNonFinite(const std::vector<uint32_t> &tensors,
                 NumericsCheck check) override;
-  std::optional<NonFiniteHit>
-  locateNonFinite(uint32_t index, std::map<uint32_t, HostArray> &io,
-                  uint64_t step, Generator::State rng,
-                  const std::vector<uint32_t> &reads,
-                  const std::vector<std::vector<uint32_t>> &writes,
-                  NumericsCheck check) override;
+  void prepareSteps(uint32_t index, const std::map<uint32_t, HostArray> &io,
+                    uint64_t step, Generator::State rng) override;
+  void runStep(uint32_t index, size_t step) override;
   void readBytes(uint32_t tensor, uint64_t offset, void *out,
                  uint64_t bytes) override;
   void setProfiling(bool on) override { state_->profiling = on; }

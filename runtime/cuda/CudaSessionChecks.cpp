@@ -2,8 +2,7 @@
 //
 // Session::setCheckNumerics on the device: saving and restoring what a run
 // updates in place, finding non-finite values with NonFiniteKernel.h's
-// kernels, and the step-by-step rerun that names the first step to write
-// one.
+// kernels, and the steps of the rerun, one at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,28 +65,18 @@ CudaSession::findNonFinite(const std::vector<uint32_t> &tensors,
                                      sessionWhere_);
 }
 
-std::optional<CudaBackend::NonFiniteHit> CudaSession::locateNonFinite(
-    uint32_t index, std::map<uint32_t, HostArray> &io, uint64_t step,
-    Generator::State rng, const std::vector<uint32_t> &reads,
-    const std::vector<std::vector<uint32_t>> &writes, NumericsCheck check) {
+void CudaSession::prepareSteps(uint32_t index,
+                               const std::map<uint32_t, HostArray> &io,
+                               uint64_t step, Generator::State rng) {
   CurrentContext current(api_, context_.context());
   DeviceFunction &function = state_->functions[index];
   uploadInputs(function, io);
   feed(function, step, rng);
-  auto firstIn = [&](const std::vector<uint32_t> &tensors,
-                     std::optional<size_t> at) -> std::optional<NonFiniteHit> {
-    std::vector<std::optional<uint64_t>> firsts = findNonFinite(tensors, check);
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (firsts[i])
-        return NonFiniteHit{at, tensors[i], *firsts[i]};
-    return std::nullopt;
-  };
-  std::optional<NonFiniteHit> hit = firstIn(reads, std::nullopt);
-  for (size_t i = 0; !hit && i < function.steps.size(); ++i) {
-    enqueue(function.steps[i]);
-    hit = firstIn(writes[i], i);
-  }
-  return hit;
+}
+
+void CudaSession::runStep(uint32_t index, size_t step) {
+  CurrentContext current(api_, context_.context());
+  enqueue(state_->functions[index].steps[step]);
 }
 
 void CudaSession::readBytes(uint32_t tensor, uint64_t offset, void *out,

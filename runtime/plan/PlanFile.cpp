@@ -1055,7 +1055,7 @@ std::vector<uint32_t> stepWrites(const PlanFile &planFile,
     const plan::KernelLaunch &launch = *step.kind_as_KernelLaunch();
     // A verified plan has a signature for every launched symbol.
     for (const plan::KernelSignature *kernel : *planFile.plan().kernels())
-      if (kernel->symbol()->str() == launch.symbol()->str()) {
+      if (kernel->symbol()->string_view() == launch.symbol()->string_view()) {
         const auto &args = *launch.args();
         for (uint32_t i = args.size() - kernel->outputs(); i < args.size(); ++i)
           add(args[i]);

@@ -114,11 +114,9 @@ struct CompiledFunction {
   std::vector<uint32_t> inputs;
   std::vector<uint32_t> outputs;
   std::vector<CompiledStep> steps;
-  /// Per plan step (either target), for numerics reports: the tensors it
-  /// writes, its name and its location.
+  /// Per plan step (either target), for numerics reruns: the tensors it
+  /// writes.
   std::vector<std::vector<uint32_t>> writes;
-  std::vector<std::string> stepNames;
-  std::vector<std::string> stepLocations;
   bool advancesStep;
   uint64_t rngOffsetAdvance;
   bool ran = false;
@@ -458,12 +456,8 @@ Session::Session(const PlanFile &planFile)
                             function->outputs()->end());
     compiled.advancesStep = function->advances_step();
     compiled.rngOffsetAdvance = function->rng_offset_advance();
-    for (const plan::Step *step : *function->steps()) {
+    for (const plan::Step *step : *function->steps())
       compiled.writes.push_back(stepWrites(planFile, *step));
-      compiled.stepNames.push_back(stepName(planFile, *step));
-      compiled.stepLocations.push_back(
-          step->location() ? step->location()->str() : "");
-    }
     if (onDevice)
       continue; // the backend compiles the steps
     for (const plan::Step *step : *function->steps()) {
@@ -705,9 +699,13 @@ Session::run(const std::string &functionName,
     }
   }
 
-  if (checkNumerics_ != NumericsCheck::Off &&
-      anyNonFinite(function.outputs, owned))
-    reportNonFinite(functionIndex, saved, owned);
+  if (checkNumerics_ != NumericsCheck::Off) {
+    std::vector<std::optional<uint64_t>> firsts =
+        findNonFinite(function.outputs, owned);
+    if (std::any_of(firsts.begin(), firsts.end(),
+                    [](const std::optional<uint64_t> &first) { return first; }))
+      reportNonFinite(functionIndex, saved, owned);
+  }
 
   advanceCounters(function, step_, rngState_);
   impl_->peakBytes =
@@ -745,22 +743,19 @@ void Session::setCheckNumerics(NumericsCheck check, std::string inputsFile) {
   numericsInputsFile_ = std::move(inputsFile);
 }
 
-bool Session::anyNonFinite(const std::vector<uint32_t> &tensors,
-                           std::map<uint32_t, HostArray> &owned) {
-  if (impl_->cuda) {
-    for (const std::optional<uint64_t> &first :
-         impl_->cuda->findNonFinite(tensors, checkNumerics_))
-      if (first)
-        return true;
-    return false;
-  }
+std::vector<std::optional<uint64_t>>
+Session::findNonFinite(const std::vector<uint32_t> &tensors,
+                       std::map<uint32_t, HostArray> &owned) {
+  if (impl_->cuda)
+    return impl_->cuda->findNonFinite(tensors, checkNumerics_);
   std::vector<void *> data = impl_->dataPointers(tensors_, owned);
-  return std::any_of(tensors.begin(), tensors.end(), [&](uint32_t index) {
+  std::vector<std::optional<uint64_t>> firsts;
+  for (uint32_t index : tensors) {
     const TensorInfo &info = tensors_[index];
-    return firstNonFinite(data[index], HostArray::numelOf(info.shape),
-                          info.dtype, checkNumerics_)
-        .has_value();
-  });
+    firsts.push_back(firstNonFinite(data[index], HostArray::numelOf(info.shape),
+                                    info.dtype, checkNumerics_));
+  }
+  return firsts;
 }
 
 void Session::reportNonFinite(uint32_t functionIndex,
@@ -779,49 +774,46 @@ void Session::reportNonFinite(uint32_t functionIndex,
 
   // The same run again, step by step, checking the tensors it reads and
   // then what each step writes.
-  std::optional<CudaBackend::NonFiniteHit> hit;
-  HostArray value(DType::F64, {});
-  auto readValue = [&](const CudaBackend::NonFiniteHit &found,
-                       const std::vector<void *> &data) {
-    const TensorInfo &info = tensors_[found.tensor];
-    HostArray element(info.dtype, {});
-    uint64_t offset = found.element * dtypeSize(info.dtype);
+  struct Hit {
+    std::optional<size_t> step;
+    uint32_t tensor;
+    uint64_t element;
+  };
+  auto firstIn = [&](const std::vector<uint32_t> &tensors,
+                     std::optional<size_t> step) -> std::optional<Hit> {
+    std::vector<std::optional<uint64_t>> firsts = findNonFinite(tensors, owned);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (firsts[i])
+        return Hit{step, tensors[i], *firsts[i]};
+    return std::nullopt;
+  };
+  std::vector<void *> data;
+  if (impl_->cuda)
+    impl_->cuda->prepareSteps(functionIndex, owned, step_, rngState_);
+  else
+    data = impl_->dataPointers(tensors_, owned);
+  std::optional<Hit> hit = firstIn(function.inputs, std::nullopt);
+  for (size_t i = 0; !hit && i < function.writes.size(); ++i) {
     if (impl_->cuda)
-      impl_->cuda->readBytes(found.tensor, offset, element.data(),
+      impl_->cuda->runStep(functionIndex, i);
+    else
+      impl_->execute(function.steps[i], data);
+    hit = firstIn(function.writes[i], i);
+  }
+  // The value, read before the second restore can overwrite it.
+  HostArray value(DType::F64, {});
+  if (hit) {
+    const TensorInfo &info = tensors_[hit->tensor];
+    HostArray element(info.dtype, {});
+    uint64_t offset = hit->element * dtypeSize(info.dtype);
+    if (impl_->cuda)
+      impl_->cuda->readBytes(hit->tensor, offset, element.data(),
                              element.nbytes());
     else
       std::memcpy(element.data(),
-                  static_cast<const uint8_t *>(data[found.tensor]) + offset,
+                  static_cast<const uint8_t *>(data[hit->tensor]) + offset,
                   element.nbytes());
     value.setDouble(0, element.getDouble(0));
-  };
-  if (impl_->cuda) {
-    hit = impl_->cuda->locateNonFinite(functionIndex, owned, step_, rngState_,
-                                       function.inputs, function.writes,
-                                       checkNumerics_);
-    if (hit)
-      readValue(*hit, {});
-  } else {
-    std::vector<void *> data = impl_->dataPointers(tensors_, owned);
-    auto firstIn = [&](const std::vector<uint32_t> &tensors,
-                       std::optional<size_t> step) {
-      for (uint32_t index : tensors) {
-        const TensorInfo &info = tensors_[index];
-        if (std::optional<uint64_t> element =
-                firstNonFinite(data[index], HostArray::numelOf(info.shape),
-                               info.dtype, checkNumerics_))
-          return std::optional<CudaBackend::NonFiniteHit>(
-              {step, index, *element});
-      }
-      return std::optional<CudaBackend::NonFiniteHit>();
-    };
-    hit = firstIn(function.inputs, std::nullopt);
-    for (size_t i = 0; !hit && i < function.steps.size(); ++i) {
-      impl_->execute(function.steps[i], data);
-      hit = firstIn(function.writes[i], i);
-    }
-    if (hit)
-      readValue(*hit, data);
   }
   restore();
 
@@ -837,8 +829,14 @@ void Session::reportNonFinite(uint32_t functionIndex,
   report.trainingStep = step_;
   report.step = hit->step;
   if (hit->step) {
-    report.stepName = function.stepNames[*hit->step];
-    report.location = function.stepLocations[*hit->step];
+    // stats() lists every function's steps in plan order, with their names
+    // and locations.
+    size_t index = 0;
+    for (const StepTiming &step : stats().steps)
+      if (step.function == function.name && index++ == *hit->step) {
+        report.stepName = step.name;
+        report.location = step.location;
+      }
   }
   const TensorInfo &info = tensors_[hit->tensor];
   report.tensor = info.name;

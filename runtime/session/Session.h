@@ -254,10 +254,11 @@ private:
   uint32_t indexOfFunction(const std::string &name) const;
   [[noreturn]] void fail(const std::string &problem) const;
 
-  /// Whether one of `tensors` (of a run on `owned` inputs and outputs)
-  /// holds a value the numerics check reports.
-  bool anyNonFinite(const std::vector<uint32_t> &tensors,
-                    std::map<uint32_t, HostArray> &owned);
+  /// Per tensor of `tensors` (of a run on `owned` inputs and outputs), the
+  /// first element the numerics check reports.
+  std::vector<std::optional<uint64_t>>
+  findNonFinite(const std::vector<uint32_t> &tensors,
+                std::map<uint32_t, HostArray> &owned);
   /// After a run that left such a value: restores the `saved` tensors,
   /// finds the step (setCheckNumerics) and throws.
   [[noreturn]] void reportNonFinite(uint32_t functionIndex,

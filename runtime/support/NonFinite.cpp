@@ -32,6 +32,12 @@ NumericsCheck parseNumericsCheck(const std::string &text,
               "' is not a numerics check (off, nan or nonfinite)");
 }
 
+NumericsCheck numericsCheckFlag(const std::string &value,
+                                const std::string &flag) {
+  return value.empty() ? NumericsCheck::NonFinite
+                       : parseNumericsCheck(value, flag);
+}
+
 std::optional<NonFiniteBits> nonFiniteBits(DType dtype, NumericsCheck check) {
   if (check == NumericsCheck::Off)
     return std::nullopt;

@@ -37,6 +37,12 @@ const char *numericsCheckName(NumericsCheck check);
 NumericsCheck parseNumericsCheck(const std::string &text,
                                  const std::string &where);
 
+/// The tools' `--check-numerics[=MODE]`: `value` is what follows the '='
+/// (empty for the flag alone, which means NonFinite); `flag` names the
+/// option in the error for a bad mode.
+NumericsCheck numericsCheckFlag(const std::string &value,
+                                const std::string &flag = "--check-numerics");
+
 /// An element of a float dtype, read as an unsigned integer of its size, is
 /// reported when (bits & magnitudeMask) >= limit.
 struct NonFiniteBits {

@@ -49,7 +49,7 @@ static llvm::cl::opt<std::string> checkNumerics(
     llvm::cl::desc("Stop at the first op whose result holds a NaN or an "
                    "infinity (=nan: NaNs only), naming it and its source "
                    "line"),
-    llvm::cl::init("off"));
+    llvm::cl::init(""));
 
 namespace {
 
@@ -136,11 +136,9 @@ int main(int argc, char **argv) {
     func::FuncOp function = lookupFunction(*module, functionName);
     checkResultFiles(outputs, function.getNumResults(),
                      "@" + function.getSymName().str());
-    // --check-numerics alone gives an empty value.
-    NumericsCheck check =
-        checkNumerics.getNumOccurrences() && checkNumerics.empty()
-            ? NumericsCheck::NonFinite
-            : parseNumericsCheck(checkNumerics, "--check-numerics");
+    NumericsCheck check = checkNumerics.getNumOccurrences()
+                              ? numericsCheckFlag(checkNumerics)
+                              : NumericsCheck::Off;
     writeResults(function, evaluate(function, bindArguments(function), check));
   } catch (const Error &error) {
     llvm::errs() << "genesis-eval: error: " << error.what() << "\n";

@@ -180,11 +180,10 @@ Options parseOptions(int argc, char **argv, bool embedded) {
       options.batches = true;
     } else if (arg == "--deterministic") {
       options.deterministic = true;
-    } else if (arg == "--check-numerics") {
-      options.checkNumerics = NumericsCheck::NonFinite;
-    } else if (arg.rfind("--check-numerics=", 0) == 0) {
-      options.checkNumerics =
-          parseNumericsCheck(arg.substr(arg.find('=') + 1), "--check-numerics");
+    } else if (arg == "--check-numerics" ||
+               arg.rfind("--check-numerics=", 0) == 0) {
+      options.checkNumerics = numericsCheckFlag(
+          arg.size() > 16 ? arg.substr(17) : "", "--check-numerics");
     } else if (arg == "--numerics-inputs") {
       options.numericsInputs = value();
     } else if (!arg.empty() && arg[0] == '-') {
