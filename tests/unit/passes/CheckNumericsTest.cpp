@@ -237,6 +237,18 @@ void checkBackwardReport(bool fuse) {
       << report.location;
   EXPECT_TRUE(report.inputsFile.empty());
   EXPECT_EQ(session.step(), 0u);
+
+  // An inputs file that cannot be written is named in the report, which
+  // still comes.
+  session.setCheckNumerics(NumericsCheck::NonFinite,
+                           ::testing::TempDir() + "no-such-dir/in.safetensors");
+  NonFiniteReport unwritten =
+      trainUntilReported(session, {batchOf({0, 0, 0, 0, 5, 6, -7, 8})});
+  EXPECT_TRUE(unwritten.inputsFile.empty());
+  EXPECT_NE(unwritten.inputsError.find("no-such-dir"), std::string::npos)
+      << unwritten.inputsError;
+  EXPECT_NE(unwritten.message().find("its inputs could not be written: "),
+            std::string::npos);
 }
 
 TEST(CheckNumerics, BackwardNaNFused) { checkBackwardReport(/*fuse=*/true); }

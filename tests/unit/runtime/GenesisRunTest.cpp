@@ -143,6 +143,12 @@ TEST_F(GenesisRunTest, DeterministicRunIsTheSameRun) {
   EXPECT_TRUE(contains(run("--help").out, "--deterministic"));
 }
 
+TEST_F(GenesisRunTest, CheckedRunsOfFiniteValuesPrintTheSame) {
+  ToolResult result = run(mlpArguments() + " --check-numerics");
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "y: f32[2, 1] = [33, 38]\n"));
+}
+
 TEST_F(GenesisRunTest, HelpPrintsUsage) {
   ToolResult result = run("--help");
   EXPECT_EQ(result.exitCode, 0);
@@ -169,6 +175,12 @@ TEST_F(GenesisRunTest, ErrorsAreOneLine) {
                "'" + path("x.npy") + "': the function has only 1 inputs"));
   EXPECT_TRUE(contains(errorOf(mlpArguments() + " -i " + path("x.txt")),
                        "expected a .npy or .safetensors file"));
+  EXPECT_TRUE(contains(errorOf(mlpArguments() + " --check-numerics=inf"),
+                       "--check-numerics: 'inf' is not a numerics check "
+                       "(off, nan or nonfinite)"));
+  EXPECT_TRUE(
+      contains(errorOf(mlpArguments() + " --numerics-inputs " + path("in.st")),
+               "--numerics-inputs needs --check-numerics"));
   EXPECT_TRUE(contains(errorOf(mlpArguments() + " --repeat 0"),
                        "--repeat needs a positive integer, not '0'"));
   EXPECT_TRUE(contains(errorOf(mlpArguments() + " --repeat"),
