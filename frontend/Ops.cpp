@@ -870,7 +870,26 @@ std::pair<Tensor, Tensor> rope_tables(const Tensor &positions, int64_t head_dim,
 Tensor apply_rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
                     Site site) {
   Trace &trace = traceOf({&x, &cos, &sin}, site);
-  return emit<RopeOp>(trace, site, x.value(), cos.value(), sin.value());
+  if (cos.dim() != 3)
+    return emit<RopeOp>(trace, site, x.value(), cos.value(), sin.value());
+  // Tables per row: genesis.rope broadcasts [S, D] tables over leading
+  // dimensions, so the rows join the sequence: x [B, H, S, D] as
+  // [H, B * S, D] against tables [B * S, D].
+  if (x.dim() != 4 || cos.shape() != sin.shape() ||
+      cos.shape() != Shape{x.size(0), x.size(2), x.size(3)})
+    trace.fail(site, "apply_rotary: tables of each row's positions must be "
+                     "[B, S, D] for x [B, H, S, D], got x " +
+                         describe(x) + ", cos " + describe(cos) + ", sin " +
+                         describe(sin));
+  int64_t batch = x.size(0), heads = x.size(1), seq = x.size(2),
+          dim = x.size(3);
+  Shape rows = {batch * seq, dim};
+  Tensor joined =
+      x.transpose(0, 1, site).reshape({heads, batch * seq, dim}, site);
+  Tensor rotated =
+      emit<RopeOp>(trace, site, joined.value(), cos.reshape(rows, site).value(),
+                   sin.reshape(rows, site).value());
+  return rotated.reshape({heads, batch, seq, dim}, site).transpose(0, 1, site);
 }
 
 Tensor scaled_dot_product_attention(const Tensor &q, const Tensor &k,

@@ -272,7 +272,9 @@ std::pair<Tensor, Tensor> rope_tables(Trace &trace, int64_t seq,
 std::pair<Tensor, Tensor> rope_tables(const Tensor &positions, int64_t head_dim,
                                       double theta, DType dtype = DType::F32,
                                       Site site = Site::current());
-/// Rotary embedding of x [..., seq, head_dim] (rotate-half convention).
+/// Rotary embedding of x [..., seq, head_dim] (rotate-half convention) with
+/// tables cos, sin [seq, head_dim]; or, for x [B, H, seq, head_dim], tables
+/// [B, seq, head_dim] of each row's own positions (batched decoding).
 Tensor apply_rotary(const Tensor &x, const Tensor &cos, const Tensor &sin,
                     Site site = Site::current());
 /// q [B, Hq, S, D], k/v [B, Hkv, T, D]: GQA when Hkv < Hq, without copying

@@ -115,15 +115,30 @@ std::vector<KvCache> KvCacheBuffers::caches() {
   return caches;
 }
 
+Tensor token_positions(const Tensor &position, int64_t seq) {
+  Tensor steps = arange(position.trace(), seq);
+  if (position.dim() == 0)
+    return steps + position;
+  return position.unsqueeze(1) + steps.unsqueeze(0);
+}
+
 namespace {
 /// `cache` [B, H, T, D] with rows position .. position + S - 1 replaced by
 /// `rows` [B, H, S, D]: an elementwise select of a gather, which a plan runs
 /// in place on the cache's buffer. One row (a decode step) is a broadcast
-/// rather than a gather, so the select is one kernel.
+/// rather than a gather, so the select is one kernel. With a position per
+/// sequence ([B], one token each), row b lands at position[b].
 Tensor write_rows(const Tensor &cache, const Tensor &rows,
                   const Tensor &position) {
   int64_t seq = rows.size(2), length = cache.size(2);
-  Tensor offset = arange(cache.trace(), length) - position;
+  Tensor cachePositions = arange(cache.trace(), length);
+  if (position.dim() == 1) {
+    Tensor inside =
+        eq(cachePositions.unsqueeze(0), position.unsqueeze(1)); // [B, T]
+    return where(inside.reshape({cache.size(0), 1, length, 1}),
+                 broadcast_to(rows, cache.shape()), cache);
+  }
+  Tensor offset = cachePositions - position;
   Tensor inside = logical_and(ge(offset, full_like(offset, 0)),
                               lt(offset, full_like(offset, seq)));
   Tensor source = seq == 1 ? broadcast_to(rows, cache.shape())
@@ -134,15 +149,26 @@ Tensor write_rows(const Tensor &cache, const Tensor &rows,
 
 Tensor cached_attention(const Tensor &q, const Tensor &k, const Tensor &v,
                         const Tensor &position, KvCache &cache) {
+  Trace &trace = q.trace();
+  int64_t batch = q.size(0), seq = q.size(2), length = cache.key.size(2);
+  bool perRow = position.dim() == 1;
+  if (position.dim() > 1 || (perRow && position.size(0) != batch) ||
+      (perRow && seq != 1))
+    trace.fail(Site::current(),
+               "cached_attention: position must be a scalar, or one position "
+               "per sequence [B] for one token each; got position " +
+                   shapeString(position.shape()) + " for queries " +
+                   shapeString(q.shape()));
   // A 16-bit cache stores rounded keys and values; attention reads them
   // widened to the queries' type.
   cache.key = write_rows(cache.key, k.to(cache.key.dtype()), position);
   cache.value = write_rows(cache.value, v.to(cache.value.dtype()), position);
-  // Query s (at position + s) may attend to key t when t <= position + s.
-  Trace &trace = q.trace();
-  int64_t seq = q.size(2), length = cache.key.size(2);
-  Tensor queryPositions = (arange(trace, seq) + position).unsqueeze(1);
-  Tensor allowed = le(arange(trace, length).unsqueeze(0), queryPositions);
+  // Query s (at position + s) may attend to key t when t <= position + s:
+  // [S, T], or [B, 1, S, T] with a position per sequence.
+  Tensor allowed = le(arange(trace, length).unsqueeze(0),
+                      token_positions(position, seq).unsqueeze(-1));
+  if (perRow)
+    allowed = allowed.unsqueeze(1);
   return scaled_dot_product_attention(q, cache.key.to(q.dtype()),
                                       cache.value.to(q.dtype()), allowed);
 }
@@ -197,9 +223,14 @@ Tensor Attention::forward(const Tensor &x) {
 
 Tensor Attention::forward_cached(const Tensor &x, const Tensor &position,
                                  KvCache &cache) {
-  Tensor positions = arange(x.trace(), x.size(1)) + position;
-  auto [cos, sin] = rope_tables(positions, head_dim, rope_theta, x.dtype());
-  auto [q, k, v] = rotated_projections(x, cos, sin);
+  Tensor positions = token_positions(position, x.size(1));
+  // A position per sequence: tables [B, S, D] of each row's positions.
+  Shape tableShape = positions.shape();
+  tableShape.push_back(head_dim);
+  auto [cos, sin] = rope_tables(positions.reshape({positions.numel()}),
+                                head_dim, rope_theta, x.dtype());
+  auto [q, k, v] =
+      rotated_projections(x, cos.reshape(tableShape), sin.reshape(tableShape));
   return merge_heads(cached_attention(q, k, v, position, cache));
 }
 

@@ -132,12 +132,18 @@ public:
   std::vector<KvCache> caches();
 };
 
+/// The positions of S tokens from `position` on: [S] for an i64 scalar, [B, S]
+/// for one position per sequence ([B], batched decoding).
+Tensor token_positions(const Tensor &position, int64_t seq);
+
 /// Attention of S queries q [B, Hq, S, D] at positions position .. position +
 /// S - 1 (`position` an i64 scalar tensor) over a cache: first writes the new
 /// keys and values k, v [B, Hkv, S, D] into `cache` at those positions (rows
 /// past the cache's end are dropped), then lets query s attend to the cached
 /// positions t <= position + s. Returns [B, Hq, S, D]; GQA reads the Hkv
-/// heads of the cache directly.
+/// heads of the cache directly. For batched decoding `position` may hold one
+/// position per sequence ([B], S = 1): each sequence writes and attends at
+/// its own.
 Tensor cached_attention(const Tensor &q, const Tensor &k, const Tensor &v,
                         const Tensor &position, KvCache &cache);
 
@@ -151,8 +157,8 @@ public:
             Generator &generator = default_generator());
   Tensor forward(const Tensor &x) override;
   /// forward for the tokens x at positions position .. position + S - 1
-  /// (an i64 scalar tensor), attending over `cache`, which it updates (see
-  /// cached_attention).
+  /// (an i64 scalar tensor, or [B] for one token per sequence), attending
+  /// over `cache`, which it updates (see cached_attention).
   Tensor forward_cached(const Tensor &x, const Tensor &position,
                         KvCache &cache);
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;

@@ -124,7 +124,7 @@ Tensor Gpt2::forward_cached(const Tensor &ids, const Tensor &position,
                      "GPT-2: " + std::to_string(caches.size()) +
                          " KV caches for " + std::to_string(config.n_layer) +
                          " blocks");
-  Tensor positions = clamp(arange(ids.trace(), ids.size(1)) + position,
+  Tensor positions = clamp(nn::token_positions(position, ids.size(1)),
                            std::nullopt, config.n_positions - 1);
   Tensor x = wte->forward(ids) + wpe->forward(positions);
   x = genesis::dropout(x, config.dropout, is_training());

@@ -38,8 +38,8 @@ public:
   Gpt2Block(const Gpt2Config &config, Generator &generator);
   Tensor forward(const Tensor &x) override;
   /// forward for the tokens x at positions position .. position + S - 1
-  /// (an i64 scalar tensor), attending over `cache`, which it updates (see
-  /// nn::cached_attention).
+  /// (an i64 scalar tensor, or [B] for one token per sequence), attending
+  /// over `cache`, which it updates (see nn::cached_attention).
   Tensor forward_cached(const Tensor &x, const Tensor &position,
                         nn::KvCache &cache);
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
@@ -61,7 +61,8 @@ public:
   /// Token ids [B, S] -> logits [B, S, vocab].
   Tensor forward(const Tensor &ids) override;
   /// The logits [B, vocab] of token `last` (an i64 scalar tensor) of ids
-  /// [B, S] at positions position .. position + S - 1, attending over one
+  /// [B, S] at positions position .. position + S - 1 (or [B] positions,
+  /// one token per sequence), attending over one
   /// cache per block (updated; see nn::cached_attention). Positions past
   /// n_positions are clamped to the last learned one: only padding may lie
   /// there.

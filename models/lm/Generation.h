@@ -23,6 +23,16 @@
 // as do plans of a vocabulary beyond 2^24 ids (numbered in f32 there);
 // they decode through decode and the host's sampler.
 //
+// A batched plan (compiled for B > 1 sequences) has caches [B, Hkv,
+// maxLength, D], a cache row per sequence; prefill takes one more input,
+// `row` [] i64, and runs one sequence's prompt into its row; decode and
+// decode_greedy run a token of every sequence, each at its own position:
+//
+//   prefill(ids [1, P], position [], last [], row [])     -> logits [1, vocab]
+//   decode(token [B, 1], positions [B])              -> batch_logits [B, vocab]
+//   decode_greedy(token [B, 1], positions [B], samplable [])
+//                                       -> next [B] i64, best [B] f32
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GENESIS_MODELS_LM_GENERATION_H
@@ -34,6 +44,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +63,10 @@ inline constexpr const char *kDecodeGreedy = "decode_greedy";
 inline constexpr const char *kSamplable = "samplable";
 inline constexpr const char *kNext = "next";
 inline constexpr const char *kBest = "best";
+/// Batched plans: prefill's cache row, decode's positions and logits.
+inline constexpr const char *kRow = "row";
+inline constexpr const char *kPositions = "positions";
+inline constexpr const char *kBatchLogits = "batch_logits";
 /// The prefix of the cache buffers' names.
 inline constexpr const char *kCachePrefix = "cache.";
 } // namespace names
@@ -70,7 +85,8 @@ inline bool isGenerationStorageType(DType dtype) {
 void bindParameters(Session &session, const NamedArrays &weights,
                     const std::string &source);
 
-/// A Session of a generation plan and the number of tokens in its cache.
+/// A Session of a generation plan and the number of tokens in each of its
+/// cache rows (one a sequence; batch 1 for most plans).
 class GenerationSession {
 public:
   /// Checks that the plan has the functions, inputs, output and cache
@@ -84,35 +100,64 @@ public:
   /// P, the tokens of one prefill call.
   int64_t prefillLength() const { return prefillLength_; }
   int64_t vocabSize() const { return vocabSize_; }
-  /// The tokens in the cache, which is also the position of the next.
-  int64_t position() const { return position_; }
+  /// The sequences the plan decodes together.
+  int64_t batch() const { return static_cast<int64_t>(positions_.size()); }
+  /// The tokens in the cache, which is also the position of the next (of
+  /// sequence `row`).
+  int64_t position(int64_t row = 0) const;
 
   /// Runs `tokens` (at least one) at the current position, in prefill chunks
-  /// (a lone last token through decode), and returns the logits after the
-  /// last one. Throws genesis::Error, before running anything, for an id
-  /// outside [0, vocabSize) or tokens that do not fit in the cache.
-  std::vector<float> prefill(const std::vector<int64_t> &tokens);
-  /// Runs one token; see prefill.
+  /// (a lone last token through decode in a plan of batch 1), and returns
+  /// the logits after the last one. Throws genesis::Error, before running
+  /// anything, for an id outside [0, vocabSize) or tokens that do not fit in
+  /// the cache.
+  std::vector<float> prefill(const std::vector<int64_t> &tokens) {
+    return prefill(0, tokens);
+  }
+  /// prefill of sequence `row` (its cache row); the others are untouched.
+  std::vector<float> prefill(int64_t row, const std::vector<int64_t> &tokens);
+  /// Runs one token (batch 1); see prefill.
   std::vector<float> decode(int64_t token);
+  /// Runs one token of every sequence whose `active` entry is set (the
+  /// others' tokens are ignored and their positions stay) and returns the
+  /// logits, [batch x vocab] row-major. Checks the active tokens as prefill
+  /// does.
+  std::vector<float> decode(const std::vector<int64_t> &tokens,
+                            const std::vector<bool> &active);
   /// Whether the plan picks greedy tokens on the device (decode_greedy).
   bool decodesGreedily() const { return greedyDecode_; }
   /// Runs one token and returns the first id of the largest logit among
   /// [0, samplable) (the host sampler's greedy choice) without copying the
   /// logits to the host. Throws genesis::Error as decode does, and for
   /// logits whose largest is NaN, +inf or -inf (the sampler refuses them).
-  int64_t decodeGreedy(int64_t token, int64_t samplable);
-  /// Starts a new conversation (position 0). Stale cache rows need no
-  /// clearing: every position is written before it is attended to.
-  void reset() { position_ = 0; }
+  int64_t decodeGreedy(int64_t token, int64_t samplable) {
+    return decodeGreedy(std::vector<int64_t>{token}, {true}, samplable)[0];
+  }
+  /// decodeGreedy of every active sequence (see decode); the entries of
+  /// inactive ones are unspecified.
+  std::vector<int64_t> decodeGreedy(const std::vector<int64_t> &tokens,
+                                    const std::vector<bool> &active,
+                                    int64_t samplable);
+  /// Starts new conversations (position 0) in every row, or in `row`. Stale
+  /// cache rows need no clearing: every position is written before it is
+  /// attended to.
+  void reset() { std::fill(positions_.begin(), positions_.end(), 0); }
+  void reset(int64_t row);
 
 private:
-  void check(const std::vector<int64_t> &tokens) const;
+  void checkRow(int64_t row) const;
+  void check(int64_t row, const std::vector<int64_t> &tokens) const;
+  /// The inputs of decode or decode_greedy for `tokens` of the active rows.
+  std::map<std::string, HostArray>
+  decodeInputs(const std::vector<int64_t> &tokens,
+               const std::vector<bool> &active) const;
+  void advance(const std::vector<bool> &active);
 
   Session session_;
   int64_t maxLength_ = 0;
   int64_t prefillLength_ = 0;
   int64_t vocabSize_ = 0;
-  int64_t position_ = 0;
+  std::vector<int64_t> positions_;
   bool greedyDecode_ = false;
 };
 
@@ -159,6 +204,21 @@ GenerationResult generate(GenerationSession &session,
                           text::Sampler &sampler,
                           const GenerateOptions &options,
                           const std::function<void(int64_t)> &onToken = {});
+
+/// generate for several prompts at once, in one plan's rows (at most
+/// session.batch() prompts, each at least one token): every prompt is
+/// prefilled into its row, then each step decodes a token of every sequence
+/// still going, and each stops on its own (a stop token, maxNewTokens, a
+/// full cache). Sequence r samples with `sampling` seeded seed + r (the same
+/// choices as generate() with a sampler of those options for prompt 0).
+/// `onToken(r, token)` sees each new token. The results' decode time is the
+/// whole batch's; decodeSteps counts each sequence's own steps.
+std::vector<GenerationResult>
+generateBatch(GenerationSession &session,
+              const std::vector<std::vector<int64_t>> &prompts,
+              const text::SamplingOptions &sampling,
+              const GenerateOptions &options,
+              const std::function<void(int64_t, int64_t)> &onToken = {});
 
 } // namespace genesis::lm
 

@@ -172,35 +172,38 @@ int64_t greedyChunk(int64_t vocab) {
   return 1024;
 }
 
-/// The greedy choice among `logits` [1, V] f32 restricted to ids below
-/// `samplable` (a scalar): the first id of the largest logit ([1] i64) and
-/// that logit ([1] f32), as the host sampler picks it. Computed as maxima,
-/// which a GPU reduces in parallel where an argmax scans a row serially:
-/// the largest logit, then the largest negated id holding it (ids are exact
-/// in f32 up to 2^24), each over chunks of ids first (a row per chunk; a
-/// padding's ids are never samplable), then over the chunks' maxima.
+/// The greedy choice among each row of `logits` [B, V] f32 restricted to ids
+/// below `samplable` (a scalar): the first id of the row's largest logit
+/// ([B] i64) and that logit ([B] f32), as the host sampler picks it.
+/// Computed as maxima, which a GPU reduces in parallel where an argmax scans
+/// a row serially: the largest logit, then the largest negated id holding
+/// it (ids are exact in f32 up to 2^24), each over chunks of ids first (a
+/// row per chunk; a padding's ids are never samplable), then over the
+/// chunks' maxima.
 std::pair<Tensor, Tensor> greedyChoice(const Tensor &logits,
                                        const Tensor &samplable) {
   Trace &trace = logits.trace();
-  int64_t vocab = logits.size(1), chunk = greedyChunk(vocab);
+  int64_t rows = logits.size(0), vocab = logits.size(1),
+          chunk = greedyChunk(vocab);
   if (vocab > kMaxGreedyVocabulary)
     throw Error("generation: a vocabulary of " + std::to_string(vocab) +
                 " ids is beyond the 2^24 the greedy choice numbers exactly "
                 "in f32");
   int64_t chunks = (vocab + chunk - 1) / chunk;
-  Shape chunked = {chunks, chunk};
+  Shape chunked = {rows, chunks, chunk};
   Tensor padded = chunks * chunk == vocab
                       ? logits
                       : pad(logits, {0, 0}, {0, chunks * chunk - vocab});
-  Tensor ids = arange(trace, chunks * chunk, DType::F32).reshape(chunked);
+  Tensor ids =
+      arange(trace, chunks * chunk, DType::F32).reshape({1, chunks, chunk});
   Tensor minusInfinity = full(trace, chunked, -INFINITY);
   Tensor candidates = where(lt(ids, samplable.to(DType::F32)),
                             padded.reshape(chunked), minusInfinity);
-  Tensor best = amax(amax(candidates, {1}, /*keepdim=*/true), {0},
+  Tensor best = amax(amax(candidates, {2}, /*keepdim=*/true), {1},
                      /*keepdim=*/true);
   Tensor holders = where(eq(candidates, best), -ids, minusInfinity);
-  Tensor first = -amax(amax(holders, {1}), {0}, /*keepdim=*/true);
-  return {first.to(DType::I64), best.reshape({1})};
+  Tensor first = -amax(amax(holders, {2}), {1});
+  return {first.to(DType::I64), best.reshape({rows})};
 }
 
 } // namespace
@@ -215,32 +218,68 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
     throw Error("generation: the prefill length " +
                 std::to_string(shape.prefillLength) + " must be in [1, " +
                 std::to_string(shape.maxLength) + "] (the maximum length)");
+  if (shape.batch < 1)
+    throw Error("generation: the batch must be positive, got " +
+                std::to_string(shape.batch));
   GenerationTraces traces;
   traces.caches = std::make_unique<nn::KvCacheBuffers>(
-      lm.numLayers(), /*batch=*/1, lm.numKvHeads(), shape.maxLength,
+      lm.numLayers(), shape.batch, lm.numKvHeads(), shape.maxLength,
       lm.headDim(), storedDType(lm));
+  bool batched = shape.batch > 1;
   // The functions bind the same parameter and cache names: the plan shares
   // those tensors, and the cache outputs update them in place. A greedy step
-  // returns the next token instead of the logits.
+  // returns the next token instead of the logits. A batched plan prefills
+  // one sequence (cache row `row`) at a time and decodes a token of every
+  // sequence at its own position.
   auto traceStep = [&](Trace &trace, const char *idsName, int64_t tokens,
-                       bool lastInput, bool greedy) {
+                       bool prefill, bool greedy) {
     // The model computes in f32 from weights stored in their own type.
     trace.bind_cast(lm.model(), DType::F32);
     trace.bind(*traces.caches, names::kCachePrefix);
-    Tensor ids = trace.input(idsName, DType::I64, {1, tokens});
-    Tensor position = trace.input(names::kPosition, DType::I64, {});
-    Tensor last = lastInput ? trace.input(names::kLast, DType::I64, {})
-                            : zeros(trace, {}, DType::I64);
+    int64_t rows = batched && !prefill ? shape.batch : 1;
+    Tensor ids = trace.input(idsName, DType::I64, {rows, tokens});
+    // A batched plan's functions share no input or output of another shape:
+    // decode's positions and logits take names of their own.
+    bool perRow = batched && !prefill;
+    Tensor position =
+        perRow ? trace.input(names::kPositions, DType::I64, {shape.batch})
+               : trace.input(names::kPosition, DType::I64, {});
+    Tensor last = prefill ? trace.input(names::kLast, DType::I64, {})
+                          : zeros(trace, {}, DType::I64);
+    Tensor row = batched && prefill ? trace.input(names::kRow, DType::I64, {})
+                                    : Tensor();
     Tensor samplable =
         greedy ? trace.input(names::kSamplable, DType::I64, {}) : Tensor();
     std::vector<nn::KvCache> caches = traces.caches->caches();
-    Tensor logits = lm.forward_cached(ids, position, last, caches);
+    std::vector<nn::KvCache> used = caches;
+    Tensor selected;
+    if (row.defined()) {
+      // The sequence's cache rows in, and back in their place after.
+      selected =
+          eq(arange(trace, shape.batch), row).reshape({shape.batch, 1, 1, 1});
+      for (nn::KvCache &cache : used) {
+        cache.key = index_select(cache.key, 0, row.reshape({1}));
+        cache.value = index_select(cache.value, 0, row.reshape({1}));
+      }
+    }
+    Tensor logits = lm.forward_cached(ids, position, last, used);
+    if (row.defined())
+      for (size_t i = 0; i < caches.size(); ++i) {
+        caches[i].key =
+            where(selected, broadcast_to(used[i].key, caches[i].key.shape()),
+                  caches[i].key);
+        caches[i].value = where(
+            selected, broadcast_to(used[i].value, caches[i].value.shape()),
+            caches[i].value);
+      }
+    else
+      caches = used;
     if (greedy) {
       auto [next, best] = greedyChoice(logits, samplable);
       trace.output(names::kNext, next);
       trace.output(names::kBest, best);
     } else {
-      trace.output(names::kLogits, logits);
+      trace.output(perRow ? names::kBatchLogits : names::kLogits, logits);
     }
     nn::Module::NamedParameters buffers = traces.caches->named_buffers();
     for (size_t i = 0; i < caches.size(); ++i) {

@@ -34,7 +34,8 @@ public:
   /// names) and its forward, ids [B, S] -> logits [B, S, vocab].
   virtual nn::Module &model() = 0;
   /// The logits [B, vocab] after token `last` of ids [B, S] at positions
-  /// position .. position + S - 1, attending over one cache per layer.
+  /// position .. position + S - 1 (`position` a scalar, or [B] for one token
+  /// per sequence), attending over one cache per layer.
   virtual Tensor forward_cached(const Tensor &ids, const Tensor &position,
                                 const Tensor &last,
                                 std::vector<nn::KvCache> &caches) = 0;
@@ -67,12 +68,14 @@ std::vector<std::string> randomModelNames();
 std::unique_ptr<CausalLM> randomCausalLM(const std::string &name,
                                          uint64_t seed);
 
-/// The shapes a generation plan is compiled for (batch 1).
+/// The shapes a generation plan is compiled for.
 struct GenerationShape {
   /// Positions in the KV cache: the longest conversation.
   int64_t maxLength = 512;
   /// Tokens per prefill call.
   int64_t prefillLength = 32;
+  /// Sequences decoded together (a cache row each; Generation.h).
+  int64_t batch = 1;
 };
 
 /// @prefill, @decode and @decode_greedy (see Generation.h) traced into one
@@ -92,7 +95,8 @@ struct GenerationTraces {
 DType storedDType(CausalLM &lm);
 
 /// Traces `lm` for `shape`. Throws genesis::Error for a maxLength beyond
-/// lm.maxPositions() or a prefillLength outside [1, maxLength].
+/// lm.maxPositions(), a prefillLength outside [1, maxLength] or a batch
+/// below 1.
 GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape);
 
 /// Traces and compiles the generation plan; returns the plan file's bytes.

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -80,6 +81,10 @@ static cl::opt<int64_t>
 static cl::opt<int64_t>
     prefillLength("prefill-len", cl::init(32),
                   cl::desc("Tokens per prefill call (at most --max-len)"));
+static cl::opt<int64_t>
+    batchSize("batch", cl::init(1),
+              cl::desc("Sequences the plan decodes together (a KV cache row "
+                       "each; --batch-file fills them)"));
 static cl::opt<bool>
     compileOnly("compile-only",
                 cl::desc("Write generate.gplan, model.safetensors and the "
@@ -101,6 +106,11 @@ static cl::opt<std::string>
                            "the one beside the plan, else the byte tokenizer)"),
                   cl::value_desc("file"));
 static cl::opt<std::string> prompt("prompt", cl::desc("Text to continue"));
+static cl::opt<std::string> batchFile(
+    "batch-file",
+    cl::desc("Continue each line of this file; a plan of --batch N decodes N "
+             "lines together, each stopping on its own"),
+    cl::value_desc("file"));
 static cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::init(32),
                                      cl::desc("Most tokens to generate"));
 static cl::opt<double>
@@ -289,15 +299,44 @@ public:
   }
 
   /// Continues `text` and prints the new text as it comes.
-  void complete(const std::string &text) {
-    std::vector<int64_t> ids = tokenizer_.encode(text);
-    if (ids.empty()) {
-      if (options_.stopTokens.empty())
-        throw Error("the prompt is empty and the tokenizer has no "
-                    "end-of-text token to start from");
-      ids.push_back(options_.stopTokens.front());
+  void complete(const std::string &text) { run(promptIds(text), text); }
+
+  /// Continues each of `texts` (--batch-file's lines), as many together as
+  /// the plan decodes, and prints each completion, in order, once its batch
+  /// is done, then the batch's times.
+  void completeAll(const std::vector<std::string> &texts) {
+    size_t batch = static_cast<size_t>(session_.batch());
+    for (size_t first = 0; first < texts.size(); first += batch) {
+      std::vector<std::string> group(texts.begin() + first,
+                                     texts.begin() +
+                                         std::min(texts.size(), first + batch));
+      std::vector<std::vector<int64_t>> prompts;
+      for (const std::string &text : group)
+        prompts.push_back(promptIds(text));
+      std::vector<lm::GenerationResult> results =
+          lm::generateBatch(session_, prompts, sampler_.options(), options_);
+      double prefillSeconds = 0;
+      int64_t tokens = 0;
+      for (size_t i = 0; i < group.size(); ++i) {
+        std::vector<int64_t> reply = results[i].tokens;
+        if (results[i].stopReason == lm::StopReason::StopToken)
+          reply.pop_back();
+        std::string text = group[i] + tokenizer_.decodeContinuation(reply);
+        std::printf("[%zu] %s\n", first + i, text.c_str());
+        if (printIds)
+          std::fprintf(stderr, "[%zu] ids: %s\n", first + i,
+                       idList(results[i].tokens).c_str());
+        prefillSeconds += results[i].prefillSeconds;
+        tokens += results[i].decodeSteps;
+      }
+      double seconds = results.front().decodeSeconds;
+      std::printf("batch of %zu: prefill %.1f ms; decode: %lld tokens in "
+                  "%.3f s, %.1f tokens/s\n",
+                  group.size(), prefillSeconds * 1e3,
+                  static_cast<long long>(tokens), seconds,
+                  seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0);
+      std::fflush(stdout);
     }
-    run(ids, text);
   }
 
   /// One chat turn: the reply to `message`, printed as it comes.
@@ -326,6 +365,25 @@ public:
   }
 
 private:
+  /// The ids of a prompt; an empty one starts from the end-of-text token.
+  std::vector<int64_t> promptIds(const std::string &text) const {
+    std::vector<int64_t> ids = tokenizer_.encode(text);
+    if (ids.empty()) {
+      if (options_.stopTokens.empty())
+        throw Error("the prompt is empty and the tokenizer has no "
+                    "end-of-text token to start from");
+      ids.push_back(options_.stopTokens.front());
+    }
+    return ids;
+  }
+
+  static std::string idList(const std::vector<int64_t> &tokens) {
+    std::string list;
+    for (int64_t token : tokens)
+      list += (list.empty() ? "" : " ") + std::to_string(token);
+    return list;
+  }
+
   void addStopToken(int64_t id) {
     if (std::find(options_.stopTokens.begin(), options_.stopTokens.end(), id) ==
         options_.stopTokens.end())
@@ -445,11 +503,8 @@ private:
     pending_ = result.tokens.back();
     std::printf("\n");
     if (printIds) {
-      std::string list;
-      for (int64_t token : result.tokens)
-        list += (list.empty() ? "" : " ") + std::to_string(token);
       std::fflush(stdout);
-      std::fprintf(stderr, "ids: %s\n", list.c_str());
+      std::fprintf(stderr, "ids: %s\n", idList(result.tokens).c_str());
     }
     std::fprintf(chat ? stderr : stdout,
                  "prefill: %lld tokens in %.1f ms; decode: %lld tokens, "
@@ -529,8 +584,20 @@ void generateWith(lm::GenerationSession &session,
   session.session().setProfiling(profile);
   Conversation conversation(session, tokenizer, config,
                             std::move(tokenizerConfig));
-  if (!chat) {
+  if (!batchFile.empty()) {
+    std::ifstream file(batchFile.getValue());
+    if (!file)
+      throw Error("cannot open --batch-file '" + batchFile + "'");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(file, line);)
+      lines.push_back(line);
+    if (lines.empty())
+      throw Error("--batch-file '" + batchFile + "' has no lines");
+    conversation.completeAll(lines);
+  } else if (!chat) {
     conversation.complete(prompt);
+  }
+  if (!chat) {
     if (profile)
       for (const char *function :
            {lm::names::kDecode, lm::names::kDecodeGreedy})
@@ -588,6 +655,8 @@ void compileAndRun() {
   if (prefillLength < 1)
     throw Error("--prefill-len must be positive, got " +
                 std::to_string(prefillLength));
+  if (batchSize < 1)
+    throw Error("--batch must be positive, got " + std::to_string(batchSize));
   std::string tokenizer =
       tokenizerFile(modelDir.empty() ? "" : modelDir + "/tokenizer.json");
   std::string configPath =
@@ -619,6 +688,7 @@ void compileAndRun() {
       maxLength > 0 ? maxLength
                     : std::min<int64_t>(shape.maxLength, lm->maxPositions());
   shape.prefillLength = std::min<int64_t>(prefillLength, shape.maxLength);
+  shape.batch = batchSize;
   PlanOptions options;
   options.target = cuda ? plan::Target::Cuda : plan::Target::Cpu;
   // Kernels for the GPU here, which runs the plan.
@@ -628,12 +698,14 @@ void compileAndRun() {
   std::vector<uint8_t> bytes = lm::compileGeneration(*lm, shape, options);
   std::fprintf(stderr,
                "%s: %s model, %lld parameters, made in %.1f s; plan for %s "
-               "compiled in %.1f s (max length %lld, prefill %lld)\n",
+               "compiled in %.1f s (max length %lld, prefill %lld, batch "
+               "%lld)\n",
                kProgram, lm->modelType().c_str(),
                static_cast<long long>(lm->model().num_parameters()),
                loadSeconds, cuda ? "cuda" : "cpu", secondsSince(start),
                static_cast<long long>(shape.maxLength),
-               static_cast<long long>(shape.prefillLength));
+               static_cast<long long>(shape.prefillLength),
+               static_cast<long long>(shape.batch));
 
   if (compileOnly) {
     std::error_code made;
@@ -676,7 +748,7 @@ void compileAndRun() {
 int main(int argc, char **argv) {
 #ifdef GENESIS_GENERATE_RUNTIME_ONLY
   showOnlyOptions("genesis-generate-runtime options",
-                  {&planPath, &weightsPath, &tokenizerPath, &prompt,
+                  {&planPath, &weightsPath, &tokenizerPath, &prompt, &batchFile,
                    &maxNewTokens, &temperature, &topK, &topP,
                    &repetitionPenalty, &seed, &chat, &systemPrompt,
                    &printPrompt, &printIds, &hostGreedy, &profile});
@@ -687,18 +759,22 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   showOnlyOptions(
       "genesis-generate options",
-      {&modelDir,     &randomModel,       &initSeed,      &target,
-       &weightType,   &maxLength,         &prefillLength, &compileOnly,
-       &outputDir,    &planPath,          &weightsPath,   &tokenizerPath,
-       &prompt,       &maxNewTokens,      &temperature,   &topK,
-       &topP,         &repetitionPenalty, &seed,          &chat,
-       &systemPrompt, &printPrompt,       &printIds,      &hostGreedy});
+      {&modelDir,      &randomModel, &initSeed,      &target,
+       &weightType,    &maxLength,   &prefillLength, &batchSize,
+       &compileOnly,   &outputDir,   &planPath,      &weightsPath,
+       &tokenizerPath, &prompt,      &batchFile,     &maxNewTokens,
+       &temperature,   &topK,        &topP,          &repetitionPenalty,
+       &seed,          &chat,        &systemPrompt,  &printPrompt,
+       &printIds,      &hostGreedy});
 #endif
   cl::ParseCommandLineOptions(argc, argv,
                               "Generate text with a GPT-2 or Qwen2 model\n");
   try {
     // Checked before any model loads or compiles.
     samplingOptions();
+    if (!batchFile.empty() && (chat || prompt.getNumOccurrences()))
+      throw Error("--batch-file continues the file's lines: it takes no "
+                  "--chat or --prompt");
     if (maxNewTokens < 1)
       throw Error("--max-new-tokens must be at least 1, got " +
                   std::to_string(maxNewTokens));

@@ -30,8 +30,9 @@ public:
   /// Token ids [B, S] -> final hidden states [B, S, hidden].
   Tensor forward(const Tensor &ids) override;
   /// The final hidden state [B, hidden] of token `last` (an i64 scalar
-  /// tensor) of ids [B, S] at positions position .. position + S - 1,
-  /// attending over one cache per layer (updated; see nn::cached_attention).
+  /// tensor) of ids [B, S] at positions position .. position + S - 1 (an
+  /// i64 scalar tensor, or [B] for one token per sequence), attending over
+  /// one cache per layer (updated; see nn::cached_attention).
   Tensor forward_cached(const Tensor &ids, const Tensor &position,
                         const Tensor &last, std::vector<nn::KvCache> &caches);
   std::shared_ptr<nn::Embedding> embed_tokens;

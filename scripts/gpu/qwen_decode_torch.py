@@ -24,12 +24,21 @@ THETA = 1e6  # rope_theta (transformers 5.x keeps it under rope_parameters)
 PROMPT = "def fibonacci(n):\n    "
 
 
+def qwen2_5_0_5b_config():
+    """The published Qwen2.5-0.5B configuration, as transformers builds it."""
+    return Qwen2Config(vocab_size=151936, hidden_size=896, intermediate_size=4864,
+                       num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+                       max_position_embeddings=32768, rope_theta=THETA, rms_norm_eps=1e-6,
+                       tie_word_embeddings=True, use_sliding_window=False)
+
+
 class Decoder(torch.nn.Module):
     """The caches are module buffers, as gpt-fast keeps them, so that
     inductor's CUDA graphs accept their in-place updates."""
 
-    def __init__(self, hf, dtype):
+    def __init__(self, hf, dtype, batch=1):
         super().__init__()
+        self.batch = batch
         c = hf.config
         self.heads, self.kv, self.dim = c.num_attention_heads, c.num_key_value_heads, c.hidden_size
         self.hd = self.dim // self.heads
@@ -41,7 +50,7 @@ class Decoder(torch.nn.Module):
         freqs = torch.outer(torch.arange(MAX, device="cuda").float(), inv)
         emb = torch.cat([freqs, freqs], dim=-1)
         self.cos, self.sin = emb.cos().to(dtype), emb.sin().to(dtype)
-        shape = (self.layers, 1, self.kv, MAX, self.hd)
+        shape = (self.layers, batch, self.kv, MAX, self.hd)
         self.register_buffer("k_cache", torch.zeros(shape, device="cuda", dtype=dtype))
         self.register_buffer("v_cache", torch.zeros(shape, device="cuda", dtype=dtype))
         self.mask = torch.tril(torch.ones(MAX, MAX, dtype=torch.bool, device="cuda"))
@@ -57,7 +66,8 @@ class Decoder(torch.nn.Module):
 
     def forward(self, token, pos):
         sd = self.sd
-        h = F.embedding(token, sd["model.embed_tokens.weight"])  # [1, 1, dim]
+        b = self.batch  # every sequence at position `pos`
+        h = F.embedding(token, sd["model.embed_tokens.weight"])  # [b, 1, dim]
         mask = self.mask[pos].view(1, 1, 1, MAX)
         for i in range(self.layers):
             p = f"model.layers.{i}."
@@ -65,33 +75,36 @@ class Decoder(torch.nn.Module):
             q = F.linear(r, sd[p + "self_attn.q_proj.weight"], sd[p + "self_attn.q_proj.bias"])
             k = F.linear(r, sd[p + "self_attn.k_proj.weight"], sd[p + "self_attn.k_proj.bias"])
             v = F.linear(r, sd[p + "self_attn.v_proj.weight"], sd[p + "self_attn.v_proj.bias"])
-            q = self.rope(q.view(1, 1, self.heads, self.hd).transpose(1, 2), pos)
-            k = self.rope(k.view(1, 1, self.kv, self.hd).transpose(1, 2), pos)
-            v = v.view(1, 1, self.kv, self.hd).transpose(1, 2)
+            q = self.rope(q.view(b, 1, self.heads, self.hd).transpose(1, 2), pos)
+            k = self.rope(k.view(b, 1, self.kv, self.hd).transpose(1, 2), pos)
+            v = v.view(b, 1, self.kv, self.hd).transpose(1, 2)
             self.k_cache[i].index_copy_(2, pos, k)
             self.v_cache[i].index_copy_(2, pos, v)
             o = F.scaled_dot_product_attention(q, self.k_cache[i], self.v_cache[i], attn_mask=mask,
                                                enable_gqa=True)
-            h = h + F.linear(o.transpose(1, 2).reshape(1, 1, self.dim), sd[p + "self_attn.o_proj.weight"])
+            h = h + F.linear(o.transpose(1, 2).reshape(b, 1, self.dim), sd[p + "self_attn.o_proj.weight"])
             r = self.norm(h, sd[p + "post_attention_layernorm.weight"])
             gate = F.silu(F.linear(r, sd[p + "mlp.gate_proj.weight"]))
             h = h + F.linear(gate * F.linear(r, sd[p + "mlp.up_proj.weight"]), sd[p + "mlp.down_proj.weight"])
         h = self.norm(h, sd["model.norm.weight"])
-        return F.linear(h, sd["model.embed_tokens.weight"]).argmax(-1)  # [1, 1]
+        return F.linear(h, sd["model.embed_tokens.weight"]).argmax(-1)  # [b, 1]
 
 
 def run(decoder, step, prompt):
+    """Decode tokens/s of every sequence together (each decodes `prompt`)
+    and the first sequence's first new ids."""
     decoder.k_cache.zero_()
     decoder.v_cache.zero_()
     token = None
     for i, t in enumerate(prompt):
-        token = step(torch.tensor([[t]], device="cuda"), torch.tensor([i], device="cuda")).clone()
+        token = step(torch.full((decoder.batch, 1), t, device="cuda"),
+                     torch.tensor([i], device="cuda")).clone()
     ids = []
     pos = len(prompt)
     # Warm-up (compilation, graph capture), then the timed tokens.
     for _ in range(8):
         token = step(token, torch.tensor([pos], device="cuda")).clone()
-        ids.append(token.item())
+        ids.append(token[0].item())
         pos += 1
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -99,16 +112,12 @@ def run(decoder, step, prompt):
         token = step(token, torch.tensor([pos], device="cuda")).clone()
         pos += 1
     torch.cuda.synchronize()
-    return NEW / (time.perf_counter() - start), ids
+    return decoder.batch * NEW / (time.perf_counter() - start), ids
 
 
 def main():
     torch.manual_seed(0)
-    config = Qwen2Config(vocab_size=151936, hidden_size=896, intermediate_size=4864,
-                         num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
-                         max_position_embeddings=32768, rope_theta=THETA, rms_norm_eps=1e-6,
-                         tie_word_embeddings=True, use_sliding_window=False)
-    hf = Qwen2ForCausalLM(config).eval()
+    hf = Qwen2ForCausalLM(qwen2_5_0_5b_config()).eval()
     prompt = list(PROMPT.encode())
     rows = []
     with torch.no_grad():

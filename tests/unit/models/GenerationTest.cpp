@@ -522,6 +522,61 @@ TEST(GenerationSixteenBit, WeightsConvertWhenBoundAndMixedTypesAreRefused) {
                        "or f16"));
 }
 
+/// The bf16 cuda plan of `traces`' decode, its parameters and random cache
+/// contents in [-1, 1) (as a long conversation leaves them), as
+/// CudaDecodeStepCases and CudaBatchedDecodeStepCases compile it.
+struct CudaDecodeCase {
+  std::vector<uint8_t> plan;
+  NamedArrays params;
+};
+
+CudaDecodeCase compileCudaDecode(CausalLM &lm, GenerationTraces &traces,
+                                 Generator &generator) {
+  PlanOptions options;
+  options.target = plan::Target::Cuda;
+  options.mixedPrecision = "bf16";
+  mlir::FailureOr<std::vector<uint8_t>> bytes =
+      compilePlan(traces.prefill->module(), {names::kDecode}, options);
+  if (mlir::failed(bytes))
+    return {};
+  CudaDecodeCase decodeCase{std::move(*bytes), lm.model().state_dict()};
+  for (auto &[name, buffer] : traces.caches->named_buffers()) {
+    HostArray &cache = buffer->data();
+    for (int64_t i = 0; i < cache.numel(); ++i)
+      cache.setDouble(i, 2 * generator.uniform() - 1);
+    decodeCase.params.emplace_back(names::kCachePrefix + name, cache);
+  }
+  return decodeCase;
+}
+
+/// Runs decode on `inputs` on the evaluator, writes the GPU case of output
+/// `output` for scripts/gpu/check_cases.py and, where a GPU is, runs the plan
+/// and compares within 2e-2 of max(1, |want|).
+void checkCudaDecode(const CudaDecodeCase &decodeCase, Trace &decode,
+                     const std::map<std::string, HostArray> &inputs,
+                     const char *output, const std::string &what) {
+  std::vector<HostArray> results =
+      evaluate(decode.finish(), decode.arguments(inputs));
+  std::vector<std::string> outputs = decode.output_names();
+  size_t index =
+      std::find(outputs.begin(), outputs.end(), output) - outputs.begin();
+  ASSERT_LT(index, results.size()) << what;
+  const HostArray &want = results[index];
+  test::writeGpuCase(decodeCase.plan, NamedArrays(inputs.begin(), inputs.end()),
+                     {{output, want}}, 2e-2, decodeCase.params);
+  if (!cudaUnavailableReason().empty())
+    return;
+  Session session(
+      PlanFile::fromBytes(decodeCase.plan.data(), decodeCase.plan.size()));
+  for (const auto &[name, array] : decodeCase.params)
+    session.bind(name, array);
+  const HostArray got = session.run(names::kDecode, inputs).at(output);
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_LE(std::fabs(got.getDouble(i) - want.getDouble(i)),
+              2e-2 * std::max(1.0, std::fabs(want.getDouble(i))))
+        << what << ", logit " << i;
+}
+
 // The decode step of a bf16 generation plan on the GPU against the
 // evaluator: every cache length class (one warp's worth, a few hundred, the
 // model's 1024 positions), the new token at the first, a middle and the last
@@ -536,51 +591,21 @@ TEST(GenerationSixteenBit, CudaDecodeStepCases) {
   for (int64_t maxLength : {16, 200, 1024}) {
     GenerationTraces traces =
         traceGeneration(*lm, {maxLength, /*prefillLength=*/4});
-    PlanOptions options;
-    options.target = plan::Target::Cuda;
-    options.mixedPrecision = "bf16";
-    mlir::FailureOr<std::vector<uint8_t>> bytes =
-        compilePlan(traces.prefill->module(), {names::kDecode}, options);
-    ASSERT_TRUE(mlir::succeeded(bytes)) << "max length " << maxLength;
-    expectStoredIn(PlanFile::fromBytes(bytes->data(), bytes->size()),
-                   DType::BF16, "cuda decode");
-    NamedArrays params = lm->model().state_dict();
-    for (auto &[name, buffer] : traces.caches->named_buffers()) {
-      HostArray &cache = buffer->data();
-      for (int64_t i = 0; i < cache.numel(); ++i)
-        cache.setDouble(i, 2 * generator.uniform() - 1);
-      params.emplace_back(names::kCachePrefix + name, cache);
-    }
-    for (int64_t position : {int64_t{0}, maxLength / 2, maxLength - 1}) {
-      std::map<std::string, HostArray> inputs = {
-          {names::kToken, idsArray({(31 * position + 5) % lm->vocabSize()})},
-          {names::kPosition,
-           HostArray::fromValues(DType::I64, {},
-                                 std::vector<int64_t>{position})}};
-      std::vector<HostArray> results =
-          evaluate(traces.decode->finish(), traces.decode->arguments(inputs));
-      std::vector<std::string> outputs = traces.decode->output_names();
-      size_t logits =
-          std::find(outputs.begin(), outputs.end(), names::kLogits) -
-          outputs.begin();
-      ASSERT_LT(logits, results.size());
-      test::writeGpuCase(*bytes, NamedArrays(inputs.begin(), inputs.end()),
-                         {{names::kLogits, results[logits]}}, 2e-2, params);
-      if (!cudaUnavailableReason().empty())
-        continue;
-      Session session(PlanFile::fromBytes(bytes->data(), bytes->size()));
-      for (const auto &[name, array] : params)
-        session.bind(name, array);
-      std::map<std::string, HostArray> ran =
-          session.run(names::kDecode, inputs);
-      const HostArray &got = ran.at(names::kLogits);
-      const HostArray &want = results[logits];
-      for (int64_t i = 0; i < want.numel(); ++i)
-        ASSERT_LE(std::fabs(got.getDouble(i) - want.getDouble(i)),
-                  2e-2 * std::max(1.0, std::fabs(want.getDouble(i))))
-            << "max length " << maxLength << ", position " << position
-            << ", logit " << i;
-    }
+    CudaDecodeCase decodeCase = compileCudaDecode(*lm, traces, generator);
+    ASSERT_FALSE(decodeCase.plan.empty()) << "max length " << maxLength;
+    expectStoredIn(
+        PlanFile::fromBytes(decodeCase.plan.data(), decodeCase.plan.size()),
+        DType::BF16, "cuda decode");
+    for (int64_t position : {int64_t{0}, maxLength / 2, maxLength - 1})
+      checkCudaDecode(
+          decodeCase, *traces.decode,
+          {{names::kToken, idsArray({(31 * position + 5) % lm->vocabSize()})},
+           {names::kPosition,
+            HostArray::fromValues(DType::I64, {},
+                                  std::vector<int64_t>{position})}},
+          names::kLogits,
+          "max length " + std::to_string(maxLength) + ", position " +
+              std::to_string(position));
   }
   if (!cudaUnavailableReason().empty())
     GTEST_SKIP() << "compiled; cases written for scripts/gpu/check_cases.py "
@@ -591,6 +616,173 @@ TEST(GenerationSixteenBit, CudaDecodeStepCases) {
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Batched plans: several sequences, one cache row each
+//===----------------------------------------------------------------------===//
+
+/// A CPU plan of kShape for `batch` sequences.
+GenerationSession batchedSession(CausalLM &lm, int64_t batch) {
+  GenerationShape shape = kShape;
+  shape.batch = batch;
+  std::vector<uint8_t> bytes = compileGeneration(lm, shape, PlanOptions());
+  Session session(PlanFile::fromBytes(bytes.data(), bytes.size(), "batched"));
+  bindParameters(session, lm.model().state_dict(), "the model");
+  return GenerationSession(std::move(session));
+}
+
+// Prompts of different lengths (one token: a padded prefill chunk; five: two
+// chunks) decoded together give each prompt the tokens that generate() gives
+// it alone in a plan of batch 1: greedy on the device and on the host, with
+// a stop token that ends one sequence early while the others go on, and
+// sampling with a temperature (sequence r draws with seed + r). The decode
+// logits of every row agree with batch 1's (tolerance as above: the same
+// arithmetic per row).
+TEST(GenerationBatch, SequencesDecodedTogetherMatchOneAtATime) {
+  for (std::string name : {"gpt2", "qwen2"}) {
+    std::unique_ptr<CausalLM> lm = makeModel(name);
+    GenerationSession batched = batchedSession(*lm, 3);
+    GenerationSession single = cpuSession(name, *lm);
+    ASSERT_EQ(batched.batch(), 3);
+    std::vector<std::vector<int64_t>> prompts = {
+        {7}, someTokens(5, lm->vocabSize()), {3, 9}};
+    for (bool onDevice : {true, false})
+      for (double temperature : {0.0, 0.8}) {
+        GenerateOptions options;
+        options.maxNewTokens = 6;
+        options.greedyOnDevice = onDevice;
+        text::SamplingOptions sampling{temperature, 0, 1.0, /*seed=*/11};
+        std::string what = name + (onDevice ? ", device" : ", host") +
+                           ", temperature " + std::to_string(temperature);
+        std::vector<GenerationResult> together =
+            generateBatch(batched, prompts, sampling, options);
+        ASSERT_EQ(together.size(), prompts.size()) << what;
+        for (size_t row = 0; row < prompts.size(); ++row) {
+          text::SamplingOptions own = sampling;
+          own.seed += row;
+          text::Sampler sampler(own);
+          single.reset();
+          GenerationResult alone =
+              generate(single, prompts[row], sampler, options);
+          EXPECT_EQ(together[row].tokens, alone.tokens) << what << ", " << row;
+          EXPECT_EQ(together[row].decodeSteps, alone.decodeSteps) << what;
+          EXPECT_EQ(batched.position(static_cast<int64_t>(row)),
+                    single.position())
+              << what << ", row " << row;
+        }
+      }
+
+    // A stop token of sequence 1 ends it; 0 and 2 go on to maxNewTokens.
+    GenerateOptions options;
+    options.maxNewTokens = 6;
+    text::SamplingOptions greedy{0.0};
+    std::vector<GenerationResult> free =
+        generateBatch(batched, prompts, greedy, options);
+    options.stopTokens = {free[1].tokens[1]};
+    std::vector<GenerationResult> stopped =
+        generateBatch(batched, prompts, greedy, options);
+    for (size_t row = 0; row < prompts.size(); ++row) {
+      text::Sampler sampler(greedy);
+      single.reset();
+      GenerationResult alone = generate(single, prompts[row], sampler, options);
+      EXPECT_EQ(stopped[row].tokens, alone.tokens) << name << ", row " << row;
+      EXPECT_EQ(stopped[row].stopReason, alone.stopReason) << name;
+    }
+    EXPECT_EQ(stopped[1].stopReason, StopReason::StopToken) << name;
+
+    // Row logits: the three sequences' next tokens decoded together against
+    // each decoded alone.
+    batched.reset();
+    std::vector<int64_t> next;
+    for (int64_t row = 0; row < 3; ++row)
+      next.push_back(argmax(batched.prefill(row, prompts[row])));
+    std::vector<float> rows = batched.decode(next, {true, true, true});
+    int64_t vocab = lm->vocabSize();
+    for (int64_t row = 0; row < 3; ++row) {
+      single.reset();
+      single.prefill(prompts[row]);
+      expectRowClose(
+          {rows.begin() + row * vocab, rows.begin() + (row + 1) * vocab},
+          single.decode(next[row]), name + " row " + std::to_string(row));
+    }
+  }
+}
+
+// A batched cuda decode step (bf16 weights and cache, four sequences at
+// different positions, random caches) against the evaluator, tolerance
+// 2e-2 of max(1, |logit|) as CudaDecodeStepCases: the cases go to
+// scripts/gpu/check_cases.py, and run here where a GPU is.
+TEST(GenerationBatch, CudaBatchedDecodeStepCases) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  lm->model().to(DType::BF16);
+  Generator generator(13);
+  for (int64_t maxLength : {16, 200}) {
+    GenerationTraces traces =
+        traceGeneration(*lm, {maxLength, /*prefillLength=*/4, /*batch=*/4});
+    CudaDecodeCase decodeCase = compileCudaDecode(*lm, traces, generator);
+    ASSERT_FALSE(decodeCase.plan.empty()) << "max length " << maxLength;
+    std::vector<int64_t> tokens = someTokens(4, lm->vocabSize());
+    checkCudaDecode(
+        decodeCase, *traces.decode,
+        {{names::kToken, HostArray::fromValues(DType::I64, {4, 1}, tokens)},
+         {names::kPositions,
+          HostArray::fromValues(
+              DType::I64, {4},
+              std::vector<int64_t>{0, maxLength / 2, maxLength - 1, 3})}},
+        names::kBatchLogits, "max length " + std::to_string(maxLength));
+  }
+  if (!cudaUnavailableReason().empty())
+    GTEST_SKIP() << "compiled; cases written for scripts/gpu/check_cases.py "
+                    "(GENESIS_GPU_CASES_DIR); not run: no CUDA device ("
+                 << cudaUnavailableReason() << ")";
+}
+
+// Fewer prompts than rows decode in the first rows; bad batches are errors
+// that name the problem, before anything runs.
+TEST(GenerationBatch, FewerPromptsAndBadBatchesAreErrors) {
+  std::unique_ptr<CausalLM> lm = makeModel("qwen2");
+  GenerationSession batched = batchedSession(*lm, 3);
+  GenerationSession single = cpuSession("qwen2", *lm);
+  text::SamplingOptions greedy{0.0};
+  GenerateOptions options;
+  options.maxNewTokens = 4;
+  std::vector<GenerationResult> two =
+      generateBatch(batched, {{5, 6}, {8}}, greedy, options);
+  ASSERT_EQ(two.size(), 2u);
+  text::Sampler sampler(greedy);
+  EXPECT_EQ(two[1].tokens, generate(single, {8}, sampler, options).tokens);
+  EXPECT_EQ(batched.position(2), 0);
+
+  EXPECT_TRUE(
+      contains(errorFrom([&] {
+                 generateBatch(batched, {{1}, {2}, {3}, {4}}, greedy, options);
+               }),
+               "4 prompts for a plan of batch 3"));
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         generateBatch(batched, {{1}, {}}, greedy, options);
+                       }),
+                       "prompt 1 has no tokens"));
+  EXPECT_TRUE(contains(errorFrom([&] { batched.decode(1); }),
+                       "decode(token) runs a plan of batch 1; this one "
+                       "decodes 3 sequences together"));
+  EXPECT_TRUE(contains(errorFrom([&] { batched.prefill(3, {1}); }),
+                       "sequence 3 is outside the plan's batch of 3"));
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         batched.decode({1, 2}, {true, true});
+                       }),
+                       "2 tokens and 2 activity flags for a plan of 3"));
+  batched.reset();
+  batched.prefill(1, someTokens(16, lm->vocabSize()));
+  EXPECT_TRUE(
+      contains(errorFrom([&] {
+                 batched.decode({0, 1, 0}, {false, true, false});
+               }),
+               "the KV cache is full in sequence 1: 16 tokens held + 1 new"));
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         traceGeneration(*lm, {16, 4, /*batch=*/0});
+                       }),
+                       "the batch must be positive, got 0"));
+}
 
 TEST(GenerationErrors, CacheBeyondMaxLengthIsAnError) {
   std::unique_ptr<CausalLM> lm = makeModel("gpt2");
