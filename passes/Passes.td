@@ -772,7 +772,11 @@ def GenesisFuseMatrixVector
     Qwen2's residual add and RMSNorm with its q, k and v projections of a
     token are one kernel, the next residual add and RMSNorm with its gate
     and up projections and SwiGLU's silu(gate) * up another, which never
-    writes gate or up.
+    writes gate or up. A kernel of one segment whose weights no function of
+    the module updates (a generation plan's) issues every weight load
+    before its griddepcontrol.wait (sm_90 on; other kernels wait first
+    thing): the weights stream while the kernels launched ahead of it drain
+    and while its prologue computes.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
@@ -1040,6 +1044,7 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }

@@ -249,24 +249,41 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
 
 /// Begins every kernel of the lowered `gpuModule` with griddepcontrol.wait
 /// (nothing of the kernel runs before the grids launched ahead of it have
-/// finished and their writes are visible) and then launch_dependents (the
-/// next kernel may be scheduled once every block of this one has started).
+/// finished and their writes are visible), unless the kernel waits further
+/// on itself (a matrix-vector kernel loads its read-only weights first),
+/// and then launch_dependents (the next kernel may be scheduled once every
+/// block of this one has started).
 /// With programmatic dependent launch, a kernel's launch then overlaps the
 /// tail of the one before it instead of waiting for its completion. LLVM
 /// keeps the kernels' loads after the wait (an intrinsic with side effects)
 /// because their pointer arguments carry no noalias or readonly attribute;
 /// adding those would let invariant loads move above it.
+bool waitsItself(Operation *function) {
+  bool waits = false;
+  function->walk([&](NVVM::GriddepcontrolOp op) {
+    waits |= op.getKind() == NVVM::GridDepActionKind::wait;
+  });
+  return waits;
+}
+
 void beginKernelsWithGridDependencyWait(gpu::GPUModuleOp gpuModule) {
   gpuModule.walk([](LLVM::LLVMFuncOp function) {
     if (!function->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
         function.getBody().empty())
       return;
     OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
-    for (NVVM::GridDepActionKind action :
-         {NVVM::GridDepActionKind::wait,
-          NVVM::GridDepActionKind::launch_dependents})
-      NVVM::GriddepcontrolOp::create(b, function.getLoc(), action);
+    if (!waitsItself(function))
+      NVVM::GriddepcontrolOp::create(b, function.getLoc(),
+                                     NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, function.getLoc(),
+                                   NVVM::GridDepActionKind::launch_dependents);
   });
+}
+
+/// `gpuModule` without the waits its kernels place themselves, for chips
+/// without programmatic dependent launch.
+void removeGridDependencyWaits(gpu::GPUModuleOp gpuModule) {
+  gpuModule.walk([](NVVM::GriddepcontrolOp op) { op.erase(); });
 }
 
 } // namespace
@@ -338,15 +355,25 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
     if (group.empty())
       continue;
     bool waits = group.front() >= kFirstProgrammaticLaunchChip;
-    if (waits)
+    // Older chips compile a copy without the waits kernels place themselves.
+    OwningOpRef<ModuleOp> copy;
+    ModuleOp compiled = module;
+    if (waits) {
       beginKernelsWithGridDependencyWait(gpuModule);
+    } else {
+      copy = module.clone();
+      compiled = *copy;
+      removeGridDependencyWaits(
+          compiled.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName));
+    }
     SmallVector<Attribute> targets;
     for (uint32_t chip : group)
       targets.push_back(NVVM::NVVMTargetAttr::get(
           context, first.getO(), first.getTriple(), chipName(chip),
           first.getFeatures(), first.getFlags(), first.getLink()));
-    gpuModule.setTargetsAttr(ArrayAttr::get(context, targets));
-    FailureOr<SmallVector<std::string>> ptx = serialize(module, "isa");
+    compiled.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName)
+        .setTargetsAttr(ArrayAttr::get(context, targets));
+    FailureOr<SmallVector<std::string>> ptx = serialize(compiled, "isa");
     if (failed(ptx))
       return failure();
     if (ptx->size() != group.size())
@@ -355,7 +382,7 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
              << " PTX objects";
     for (auto [chip, text] : llvm::zip(group, *ptx)) {
       FailureOr<std::string> cubin =
-          assemble(module, ptxas, text, chipName(chip));
+          assemble(compiled, ptxas, text, chipName(chip));
       if (failed(cubin))
         return failure();
       images.cubins.push_back({chip, std::move(*cubin), waits});

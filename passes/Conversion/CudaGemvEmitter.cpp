@@ -14,7 +14,9 @@
 #include "passes/Conversion/ElementEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -88,9 +90,13 @@ int64_t segmentSplit(GemvSegment &segment) {
 /// orders: deterministic). Lane 0 of that warp applies alpha, the bias and
 /// ReLU, rounds to the result type, stores the GEMM results the kernel
 /// yields and computes and stores the epilogue's values at that column.
-LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
-                          const GemvKernelPlan &plan, GemvSegment segment,
-                          Value column, Value warp, Value lane) {
+/// Every weight load is issued before anything else of the segment;
+/// `afterWeightLoads`, when given, is emitted right after them.
+LogicalResult
+emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
+            const GemvKernelPlan &plan, GemvSegment segment, Value column,
+            Value warp, Value lane,
+            function_ref<LogicalResult()> afterWeightLoads = nullptr) {
   IndexMath im{b, loc};
   Type f32 = b.getF32Type();
   LibraryCallOp first = segment.calls.front();
@@ -133,20 +139,30 @@ LogicalResult emitSegment(OpBuilder &b, Location loc, GpuKernel &kernel,
   SmallVector<Value> weights;
   for (LibraryCallOp call : segment.calls)
     weights.push_back(flatten(b, loc, plan.argumentOf(call.getRhs())));
-  // sums[c * rows + m]: GEMM c's column at lhs row m.
-  SmallVector<Value> sums(segment.calls.size() * rows, constant(0.0));
+  // loaded[i][c]: the lanes of GEMM c's weight vector i; valid[i], k[i]:
+  // whether vector i lies in the row, and its first element.
+  SmallVector<SmallVector<SmallVector<Value>>> loaded(perLane);
+  SmallVector<Value> valids, ks;
   for (int64_t i = 0; i < perLane; ++i) {
     Value vector =
         im.add(im.mul(im.add(im.c(i * split), slice), im.c(kWarp)), lane);
-    Value valid = im.lt(vector, im.c(vectors));
-    Value k = im.mul(arith::SelectOp::create(b, loc, valid, vector, im.c(0)),
-                     im.c(width));
-    SmallVector<SmallVector<Value>> weight;
+    valids.push_back(im.lt(vector, im.c(vectors)));
+    ks.push_back(
+        im.mul(arith::SelectOp::create(b, loc, valids.back(), vector, im.c(0)),
+               im.c(width)));
     for (auto [call, memref] : llvm::zip(segment.calls, weights))
-      weight.push_back(loadVector(
+      loaded[i].push_back(loadVector(
           memref,
           cast<RankedTensorType>(call.getRhs().getType()).getElementType(),
-          im.add(weightRow, k)));
+          im.add(weightRow, ks.back())));
+  }
+  if (afterWeightLoads && failed(afterWeightLoads()))
+    return failure();
+  // sums[c * rows + m]: GEMM c's column at lhs row m.
+  SmallVector<Value> sums(segment.calls.size() * rows, constant(0.0));
+  for (int64_t i = 0; i < perLane; ++i) {
+    Value valid = valids[i], k = ks[i];
+    ArrayRef<SmallVector<Value>> weight = loaded[i];
     for (int64_t m = 0; m < rows; ++m) {
       SmallVector<Value> x =
           loadVector(lhs, lhsElement, im.add(im.c(m * depth), k));
@@ -368,6 +384,35 @@ LogicalResult emitPrologue(OpBuilder &b, Location loc, GpuKernel &kernel,
   return success();
 }
 
+/// Whether `value` (an operand of `op`, or of the fusion body `body` that
+/// `op` runs) is an argument of the function holding `op` that no function
+/// of the module updates (a generation plan's weight; a trained one is
+/// written by the optimizer, which an unordered launch of the next step
+/// could overtake): nothing writes it while the plan runs.
+bool isReadOnlyArgument(Operation *op, Block *body, Value value) {
+  if (body) {
+    auto argument = dyn_cast<BlockArgument>(value);
+    if (!argument || argument.getOwner() != body)
+      return false;
+    value = op->getOperand(argument.getArgNumber());
+  }
+  auto argument = dyn_cast<BlockArgument>(value);
+  auto function =
+      argument ? dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp())
+               : func::FuncOp();
+  auto name = function ? function.getArgAttrOfType<StringAttr>(
+                             argument.getArgNumber(), "genesis.name")
+                       : StringAttr();
+  auto module = function ? function->getParentOfType<ModuleOp>() : ModuleOp();
+  if (!name || !module)
+    return false;
+  for (func::FuncOp other : module.getOps<func::FuncOp>())
+    for (unsigned r = 0; r < other.getNumResults(); ++r)
+      if (other.getResultAttrOfType<StringAttr>(r, "genesis.name") == name)
+        return false;
+  return true;
+}
+
 /// Block b runs the segment whose blocks hold it (each segment has a block
 /// per kGemvWarps / split columns, segmentSplit); its warp w computes slice
 /// w % split of column (kGemvWarps / split) * (b - the segment's first
@@ -430,9 +475,9 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
   Value lane = im.rem(thread, kWarp);
   Value warp = im.div(thread, kWarp);
   Value block = im.blockId();
+  SmallVector<SmallVector<Value>> rowShareds(prologueRows);
   if (plan.prologue) {
     plan.lhsShared = kernel.workgroup[lhsBuffer];
-    SmallVector<SmallVector<Value>> rowShareds(prologueRows);
     size_t perRow =
         prologueRows == 0
             ? 0
@@ -441,9 +486,29 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
       llvm::append_range(rowShareds[r],
                          ArrayRef<Value>(kernel.workgroup)
                              .slice(lhsBuffer + 1 + r * perRow, perRow));
-    if (failed(emitPrologue(b, loc, kernel, plan, block, thread, rowShareds)))
-      return failure();
   }
+  // What the products read of earlier kernels' results: the prologue's
+  // inputs, or the lhs.
+  auto prologue = [&]() -> LogicalResult {
+    return plan.prologue
+               ? emitPrologue(b, loc, kernel, plan, block, thread, rowShareds)
+               : success();
+  };
+  // Weights that nothing writes while the plan runs (isReadOnlyArgument):
+  // a one-segment kernel loads them before it waits for the kernels
+  // launched ahead of it (programmatic dependent launch), so they stream
+  // while those drain and while the prologue computes.
+  bool loadsEarly =
+      plan.segments.size() == 1 &&
+      llvm::all_of(plan.segments.front().calls, [&](LibraryCallOp call) {
+        return isReadOnlyArgument(op, plan.body, call.getRhs());
+      });
+  if (!loadsEarly && failed(prologue()))
+    return failure();
+  auto waitThenPrologue = [&]() -> LogicalResult {
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+    return prologue();
+  };
   int64_t firstBlock = 0;
   for (GemvSegment &segment : plan.segments) {
     int64_t split = segmentSplit(segment);
@@ -461,7 +526,10 @@ FailureOr<GpuKernel> emitGemvKernel(Operation *op, StringRef name,
     Value column = im.add(
         im.mul(im.sub(block, im.c(firstBlock)), im.c(kGemvWarps / split)),
         im.div(warp, split));
-    if (failed(emitSegment(b, loc, kernel, plan, segment, column, warp, lane)))
+    if (failed(emitSegment(b, loc, kernel, plan, segment, column, warp, lane,
+                           loadsEarly
+                               ? function_ref<LogicalResult()>(waitThenPrologue)
+                               : nullptr)))
       return failure();
     firstBlock += count;
   }

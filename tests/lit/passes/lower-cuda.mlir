@@ -571,6 +571,33 @@ func.func @gemm_of_nine_rows(%x: tensor<9x896xbf16>, %w: tensor<999x896xbf16>) -
 
 // -----
 
+// Weights that no function of the module updates (a generation plan's,
+// named by genesis.name) are loaded before the kernel waits for the kernels
+// launched ahead of it: every weight load, then griddepcontrol.wait, then
+// the lhs. The generic wait at the kernel's start is then left out
+// (genesis-compile-cuda.test checks the PTX). A weight that a function
+// returns updated is loaded after the wait, which the codegen puts first.
+// CHECK-LABEL: gpu.func @read_only_weight_gemv0(
+// CHECK-COUNT-2: vector.load %{{.+}} : memref<895104xbf16>, vector<8xbf16>
+// CHECK-NOT: memref<896xbf16>
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: vector.load %{{.+}} : memref<896xbf16>, vector<8xbf16>
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @updated_weight_gemv0(
+// CHECK-NOT: nvvm.griddepcontrol
+// CHECK: gpu.return
+func.func @read_only_weight(%x: tensor<1x896xbf16>, %w: tensor<999x896xbf16> {genesis.name = "w"}) -> tensor<1x999xbf16> {
+  %0 = genesis.library_call none %x, %w transpose_rhs : (tensor<1x896xbf16>, tensor<999x896xbf16>) -> tensor<1x999xbf16>
+  return %0 : tensor<1x999xbf16>
+}
+func.func @updated_weight(%x: tensor<1x896xbf16>, %w: tensor<999x896xbf16> {genesis.name = "u"}) -> (tensor<1x999xbf16>, tensor<999x896xbf16> {genesis.name = "u"}) {
+  %0 = genesis.library_call none %x, %w transpose_rhs : (tensor<1x896xbf16>, tensor<999x896xbf16>) -> tensor<1x999xbf16>
+  %1 = genesis.add %w, %w : tensor<999x896xbf16>
+  return %0, %1 : tensor<1x999xbf16>, tensor<999x896xbf16>
+}
+
+// -----
+
 // A matrix-vector fusion (genesis-fuse-matrix-vector) of three segments:
 // gate and up (64 columns of K = 512, with silu(gate) * up as the
 // epilogue), q (96 columns) and k, v (16 columns each). Few columns: every
