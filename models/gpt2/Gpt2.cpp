@@ -130,8 +130,10 @@ Tensor Gpt2::forward_cached(const Tensor &ids, const Tensor &position,
   x = genesis::dropout(x, config.dropout, is_training());
   for (size_t i = 0; i < caches.size(); ++i)
     x = (*h)[i].forward_cached(x, position, caches[i]);
-  // Only row `last` reaches ln_f and the LM head.
-  return logits(index_select(x, 1, last.reshape({1})).squeeze(1));
+  // Only row `last` reaches ln_f and the LM head; a lone token is that row
+  // (last is 0).
+  Tensor row = ids.size(1) == 1 ? x : index_select(x, 1, last.reshape({1}));
+  return logits(row.squeeze(1));
 }
 
 Tensor Gpt2::logits(const Tensor &hidden) {

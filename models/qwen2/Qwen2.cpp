@@ -46,8 +46,10 @@ Tensor Qwen2Model::forward_cached(const Tensor &ids, const Tensor &position,
   Tensor x = embed_tokens->forward(ids);
   for (size_t i = 0; i < caches.size(); ++i)
     x = (*layers)[i].forward_cached(x, position, caches[i]);
-  // Only row `last` reaches the final norm (and the LM head).
-  return norm->forward(index_select(x, 1, last.reshape({1})).squeeze(1));
+  // Only row `last` reaches the final norm (and the LM head); a lone token
+  // is that row (last is 0).
+  Tensor row = ids.size(1) == 1 ? x : index_select(x, 1, last.reshape({1}));
+  return norm->forward(row.squeeze(1));
 }
 
 Qwen2ForCausalLM::Qwen2ForCausalLM(const Qwen2Config &config,
