@@ -772,11 +772,7 @@ def GenesisFuseMatrixVector
     Qwen2's residual add and RMSNorm with its q, k and v projections of a
     token are one kernel, the next residual add and RMSNorm with its gate
     and up projections and SwiGLU's silu(gate) * up another, which never
-    writes gate or up. A kernel of one segment whose weights no function of
-    the module updates (a generation plan's) issues every weight load
-    before its griddepcontrol.wait (sm_90 on; other kernels wait first
-    thing): the weights stream while the kernels launched ahead of it drain
-    and while its prologue computes.
+    writes gate or up.
   }];
   let dependentDialects = ["::genesis::GenesisDialect"];
 }
@@ -1037,6 +1033,12 @@ def GenesisLowerCuda : Pass<"genesis-lower-cuda", "mlir::ModuleOp"> {
       thread takes 8 elements, one per 128-element stride, so the step's
       scalars (Adam's bias corrections) can be computed once for 8.
     No kernel uses atomics, so every result is bitwise reproducible.
+    A matrix-vector kernel (a product of at most 8 rows, or a fusion of
+    genesis-fuse-matrix-vector) of one segment whose weights no function of
+    the module updates (a generation plan's) issues every weight load, then
+    its griddepcontrol.wait (sm_90 on; the codegen begins every other kernel
+    with the wait): the weights stream while the kernels launched ahead of
+    it drain and while its prologue computes.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

@@ -96,6 +96,8 @@ GenerationSession::GenerationSession(Session session)
            "one type, f32, bf16 or f16");
   int64_t batch = caches.front()->shape[0];
   maxLength_ = caches.front()->shape[2];
+  if (maxLength_ < 1)
+    fail("its caches hold no positions");
 
   // `rows`: the leading dimension expected (1 or the batch).
   auto expect = [&](const char *name, plan::Role role, DType dtype, size_t rank,
@@ -114,11 +116,17 @@ GenerationSession::GenerationSession(Session session)
     return tensor.shape;
   };
   prefillLength_ = expect(names::kIds, plan::Role::Input, DType::I64, 2, 1)[1];
+  if (prefillLength_ < 1 || prefillLength_ > maxLength_)
+    fail("'ids' holds " + std::to_string(prefillLength_) +
+         " tokens; a prefill runs 1 to the cache's " +
+         std::to_string(maxLength_));
   if (expect(names::kToken, plan::Role::Input, DType::I64, 2, batch)[1] != 1)
     fail("'token' must hold one token a sequence");
   expect(names::kPosition, plan::Role::Input, DType::I64, 0, 1);
   expect(names::kLast, plan::Role::Input, DType::I64, 0, 1);
   vocabSize_ = expect(names::kLogits, plan::Role::Output, DType::F32, 2, 1)[1];
+  if (vocabSize_ < 1)
+    fail("'logits' holds no vocabulary");
   if (batch > 1) {
     expect(names::kRow, plan::Role::Input, DType::I64, 0, 1);
     expect(names::kPositions, plan::Role::Input, DType::I64, 1, batch);
@@ -199,12 +207,21 @@ GenerationSession::prefill(int64_t row, const std::vector<int64_t> &tokens) {
   return logits;
 }
 
-std::vector<float> GenerationSession::decode(int64_t token) {
+void GenerationSession::checkBatchOfOne(const char *call) const {
   if (batch() != 1)
-    throw Error("generation: decode(token) runs a plan of batch 1; this one "
-                "decodes " +
+    throw Error(std::string("generation: ") + call +
+                " runs a plan of batch 1; this one decodes " +
                 std::to_string(batch()) + " sequences together");
+}
+
+std::vector<float> GenerationSession::decode(int64_t token) {
+  checkBatchOfOne("decode(token)");
   return decode(std::vector<int64_t>{token}, {true});
+}
+
+int64_t GenerationSession::decodeGreedy(int64_t token, int64_t samplable) {
+  checkBatchOfOne("decodeGreedy(token, samplable)");
+  return decodeGreedy(std::vector<int64_t>{token}, {true}, samplable)[0];
 }
 
 std::map<std::string, HostArray>
@@ -399,10 +416,22 @@ generateBatch(GenerationSession &session,
     throw Error("generation: " + std::to_string(prompts.size()) +
                 " prompts for a plan of batch " +
                 std::to_string(session.batch()) + " (1 to the batch)");
-  for (size_t row = 0; row < prompts.size(); ++row)
+  // Every prompt is checked before any runs: an error leaves no sequence
+  // half prefilled.
+  for (size_t row = 0; row < prompts.size(); ++row) {
+    std::string prompt = "generation: prompt " + std::to_string(row);
     if (prompts[row].empty())
-      throw Error("generation: prompt " + std::to_string(row) +
-                  " has no tokens");
+      throw Error(prompt + " has no tokens");
+    for (int64_t token : prompts[row])
+      if (token < 0 || token >= session.vocabSize())
+        throw Error(prompt + ": token id " + std::to_string(token) +
+                    " is outside the model's vocabulary [0, " +
+                    std::to_string(session.vocabSize()) + ")");
+    if (static_cast<int64_t>(prompts[row].size()) > session.maxLength())
+      throw Error(prompt + " has " + std::to_string(prompts[row].size()) +
+                  " tokens, more than the KV cache's " +
+                  std::to_string(session.maxLength()) + " positions");
+  }
   std::vector<text::Sampler> samplers;
   std::vector<text::Sampler *> pointers;
   for (size_t row = 0; row < prompts.size(); ++row) {

@@ -130,9 +130,7 @@ public:
   /// [0, samplable) (the host sampler's greedy choice) without copying the
   /// logits to the host. Throws genesis::Error as decode does, and for
   /// logits whose largest is NaN, +inf or -inf (the sampler refuses them).
-  int64_t decodeGreedy(int64_t token, int64_t samplable) {
-    return decodeGreedy(std::vector<int64_t>{token}, {true}, samplable)[0];
-  }
+  int64_t decodeGreedy(int64_t token, int64_t samplable);
   /// decodeGreedy of every active sequence (see decode); the entries of
   /// inactive ones are unspecified.
   std::vector<int64_t> decodeGreedy(const std::vector<int64_t> &tokens,
@@ -145,6 +143,8 @@ public:
   void reset(int64_t row);
 
 private:
+  /// Throws genesis::Error for a batched plan: `call` runs one sequence.
+  void checkBatchOfOne(const char *call) const;
   void checkRow(int64_t row) const;
   void check(int64_t row, const std::vector<int64_t> &tokens) const;
   /// The inputs of decode or decode_greedy for `tokens` of the active rows.
@@ -206,13 +206,14 @@ GenerationResult generate(GenerationSession &session,
                           const std::function<void(int64_t)> &onToken = {});
 
 /// generate for several prompts at once, in one plan's rows (at most
-/// session.batch() prompts, each at least one token): every prompt is
-/// prefilled into its row, then each step decodes a token of every sequence
-/// still going, and each stops on its own (a stop token, maxNewTokens, a
-/// full cache). Sequence r samples with `sampling` seeded seed + r (the same
-/// choices as generate() with a sampler of those options for prompt 0).
-/// `onToken(r, token)` sees each new token. The results' decode time is the
-/// whole batch's; decodeSteps counts each sequence's own steps.
+/// session.batch() prompts, each at least one token): the rows start new
+/// conversations (unlike generate(), which continues one), every prompt is
+/// checked, then prefilled into its row, then each step decodes a token of
+/// every sequence still going, and each stops on its own (a stop token,
+/// maxNewTokens, a full cache). Sequence r samples with `sampling` seeded seed
+/// + r (the same choices as generate() with a sampler of those options for
+/// prompt 0). `onToken(r, token)` sees each new token. The results' decode time
+/// is the whole batch's; decodeSteps counts each sequence's own steps.
 std::vector<GenerationResult>
 generateBatch(GenerationSession &session,
               const std::vector<std::vector<int64_t>> &prompts,

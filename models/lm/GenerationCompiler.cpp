@@ -236,11 +236,12 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
     // The model computes in f32 from weights stored in their own type.
     trace.bind_cast(lm.model(), DType::F32);
     trace.bind(*traces.caches, names::kCachePrefix);
-    int64_t rows = batched && !prefill ? shape.batch : 1;
-    Tensor ids = trace.input(idsName, DType::I64, {rows, tokens});
-    // A batched plan's functions share no input or output of another shape:
-    // decode's positions and logits take names of their own.
+    // A batched plan's decode runs a row per sequence. Its functions share no
+    // input or output of another shape: decode's positions and logits take
+    // names of their own.
     bool perRow = batched && !prefill;
+    Tensor ids =
+        trace.input(idsName, DType::I64, {perRow ? shape.batch : 1, tokens});
     Tensor position =
         perRow ? trace.input(names::kPositions, DType::I64, {shape.batch})
                : trace.input(names::kPosition, DType::I64, {});

@@ -153,6 +153,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// The most sequences a plan decodes together: a KV cache row each.
+[[maybe_unused]] constexpr int64_t kMaxBatch = 4096;
+
 /// transformers' file of generation defaults, in the model directory and
 /// beside a --compile-only plan.
 constexpr const char *kGenerationConfig = "generation_config.json";
@@ -313,8 +316,18 @@ public:
       std::vector<std::vector<int64_t>> prompts;
       for (const std::string &text : group)
         prompts.push_back(promptIds(text));
-      std::vector<lm::GenerationResult> results =
-          lm::generateBatch(session_, prompts, sampler_.options(), options_);
+      // Line i samples with seed + i, whatever the batch.
+      text::SamplingOptions sampling = sampler_.options();
+      sampling.seed += first;
+      std::vector<lm::GenerationResult> results;
+      try {
+        results = lm::generateBatch(session_, prompts, sampling, options_);
+      } catch (const Error &error) {
+        throw Error("--batch-file lines " + std::to_string(first + 1) + "-" +
+                    std::to_string(first + group.size()) +
+                    " (prompt r is line " + std::to_string(first + 1) +
+                    " + r): " + error.what());
+      }
       double prefillSeconds = 0;
       int64_t tokens = 0;
       for (size_t i = 0; i < group.size(); ++i) {
@@ -589,8 +602,11 @@ void generateWith(lm::GenerationSession &session,
     if (!file)
       throw Error("cannot open --batch-file '" + batchFile + "'");
     std::vector<std::string> lines;
-    for (std::string line; std::getline(file, line);)
+    for (std::string line; std::getline(file, line);) {
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
       lines.push_back(line);
+    }
     if (lines.empty())
       throw Error("--batch-file '" + batchFile + "' has no lines");
     conversation.completeAll(lines);
@@ -655,8 +671,9 @@ void compileAndRun() {
   if (prefillLength < 1)
     throw Error("--prefill-len must be positive, got " +
                 std::to_string(prefillLength));
-  if (batchSize < 1)
-    throw Error("--batch must be positive, got " + std::to_string(batchSize));
+  if (batchSize < 1 || batchSize > kMaxBatch)
+    throw Error("--batch must be in [1, " + std::to_string(kMaxBatch) +
+                "], got " + std::to_string(batchSize));
   std::string tokenizer =
       tokenizerFile(modelDir.empty() ? "" : modelDir + "/tokenizer.json");
   std::string configPath =

@@ -247,25 +247,27 @@ FailureOr<std::string> assemble(ModuleOp module, const std::string &ptxas,
   return (*cubin)->getBuffer().str();
 }
 
+/// Whether `function` places its own griddepcontrol.wait: one in its entry
+/// block, which every thread runs before any branch (a matrix-vector kernel
+/// loads its read-only weights, then waits). A wait anywhere else does not
+/// count, so the kernel gets one at its start.
+bool waitsItself(LLVM::LLVMFuncOp function) {
+  return llvm::any_of(function.getBody().front(), [](Operation &op) {
+    auto control = dyn_cast<NVVM::GriddepcontrolOp>(op);
+    return control && control.getKind() == NVVM::GridDepActionKind::wait;
+  });
+}
+
 /// Begins every kernel of the lowered `gpuModule` with griddepcontrol.wait
 /// (nothing of the kernel runs before the grids launched ahead of it have
 /// finished and their writes are visible), unless the kernel waits further
-/// on itself (a matrix-vector kernel loads its read-only weights first),
-/// and then launch_dependents (the next kernel may be scheduled once every
-/// block of this one has started).
+/// on itself (waitsItself), and then launch_dependents (the next kernel may
+/// be scheduled once every block of this one has started).
 /// With programmatic dependent launch, a kernel's launch then overlaps the
 /// tail of the one before it instead of waiting for its completion. LLVM
 /// keeps the kernels' loads after the wait (an intrinsic with side effects)
 /// because their pointer arguments carry no noalias or readonly attribute;
 /// adding those would let invariant loads move above it.
-bool waitsItself(Operation *function) {
-  bool waits = false;
-  function->walk([&](NVVM::GriddepcontrolOp op) {
-    waits |= op.getKind() == NVVM::GridDepActionKind::wait;
-  });
-  return waits;
-}
-
 void beginKernelsWithGridDependencyWait(gpu::GPUModuleOp gpuModule) {
   gpuModule.walk([](LLVM::LLVMFuncOp function) {
     if (!function->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
@@ -280,9 +282,16 @@ void beginKernelsWithGridDependencyWait(gpu::GPUModuleOp gpuModule) {
   });
 }
 
-/// `gpuModule` without the waits its kernels place themselves, for chips
-/// without programmatic dependent launch.
-void removeGridDependencyWaits(gpu::GPUModuleOp gpuModule) {
+/// Whether a kernel of `gpuModule` holds griddepcontrol (a wait it places
+/// itself), which chips before sm_90 lack.
+bool hasGridDependencyControl(gpu::GPUModuleOp gpuModule) {
+  bool found = false;
+  gpuModule.walk([&](NVVM::GriddepcontrolOp) { found = true; });
+  return found;
+}
+
+/// `gpuModule` without griddepcontrol, for chips before sm_90.
+void removeGridDependencyControl(gpu::GPUModuleOp gpuModule) {
   gpuModule.walk([](NVVM::GriddepcontrolOp op) { op.erase(); });
 }
 
@@ -360,10 +369,10 @@ FailureOr<KernelImages> compileCudaKernels(ModuleOp module,
     ModuleOp compiled = module;
     if (waits) {
       beginKernelsWithGridDependencyWait(gpuModule);
-    } else {
+    } else if (hasGridDependencyControl(gpuModule)) {
       copy = module.clone();
       compiled = *copy;
-      removeGridDependencyWaits(
+      removeGridDependencyControl(
           compiled.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName));
     }
     SmallVector<Attribute> targets;

@@ -40,9 +40,10 @@ std::optional<Launch> getLaunchAttr(mlir::Operation *op);
 struct KernelImage {
   uint32_t chip = 0;
   std::string bytes;
-  /// Every kernel begins with griddepcontrol.wait (chips from
-  /// kFirstProgrammaticLaunchChip on): the session may launch it with
-  /// programmatic dependent launch.
+  /// Every kernel waits (griddepcontrol.wait, chips from
+  /// kFirstProgrammaticLaunchChip on) before it touches memory that earlier
+  /// kernels may write: the session may launch it with programmatic
+  /// dependent launch.
   bool waitsForPrerequisiteGrids = false;
 };
 

@@ -614,10 +614,6 @@ TEST(GenerationSixteenBit, CudaDecodeStepCases) {
 }
 
 //===----------------------------------------------------------------------===//
-// Errors
-//===----------------------------------------------------------------------===//
-
-//===----------------------------------------------------------------------===//
 // Batched plans: several sequences, one cache row each
 //===----------------------------------------------------------------------===//
 
@@ -762,6 +758,26 @@ TEST(GenerationBatch, FewerPromptsAndBadBatchesAreErrors) {
                          generateBatch(batched, {{1}, {}}, greedy, options);
                        }),
                        "prompt 1 has no tokens"));
+  // Every prompt is checked before any row is reset or prefilled.
+  batched.reset();
+  batched.prefill(0, {1, 2});
+  EXPECT_TRUE(contains(
+      errorFrom([&] {
+        generateBatch(batched, {{1}, {2, lm->vocabSize()}}, greedy, options);
+      }),
+      "prompt 1: token id " + std::to_string(lm->vocabSize()) +
+          " is outside the model's vocabulary"));
+  EXPECT_TRUE(contains(errorFrom([&] {
+                         generateBatch(batched,
+                                       {someTokens(17, lm->vocabSize())},
+                                       greedy, options);
+                       }),
+                       "prompt 0 has 17 tokens, more than the KV cache's 16 "
+                       "positions"));
+  EXPECT_EQ(batched.position(0), 2);
+  EXPECT_TRUE(contains(errorFrom([&] { batched.decodeGreedy(1, 10); }),
+                       "decodeGreedy(token, samplable) runs a plan of batch "
+                       "1"));
   EXPECT_TRUE(contains(errorFrom([&] { batched.decode(1); }),
                        "decode(token) runs a plan of batch 1; this one "
                        "decodes 3 sequences together"));
@@ -783,6 +799,10 @@ TEST(GenerationBatch, FewerPromptsAndBadBatchesAreErrors) {
                        }),
                        "the batch must be positive, got 0"));
 }
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
 
 TEST(GenerationErrors, CacheBeyondMaxLengthIsAnError) {
   std::unique_ptr<CausalLM> lm = makeModel("gpt2");
