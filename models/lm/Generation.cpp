@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace genesis::lm {
 
@@ -21,6 +22,18 @@ double secondsSince(Clock::time_point start) {
 
 HostArray scalar(int64_t value) {
   return HostArray::fromValues(DType::I64, {}, std::vector<int64_t>{value});
+}
+
+/// "token id X is outside the model's vocabulary [0, V)" for the first of
+/// `tokens` outside [0, vocab), or nothing.
+std::optional<std::string> outsideVocabulary(const std::vector<int64_t> &tokens,
+                                             int64_t vocab) {
+  for (int64_t token : tokens)
+    if (token < 0 || token >= vocab)
+      return "token id " + std::to_string(token) +
+             " is outside the model's vocabulary [0, " + std::to_string(vocab) +
+             ")";
+  return std::nullopt;
 }
 
 std::vector<float> logitsOf(const std::map<std::string, HostArray> &outputs,
@@ -167,11 +180,8 @@ void GenerationSession::check(int64_t row,
   checkRow(row);
   if (tokens.empty())
     throw Error("generation: no tokens to run");
-  for (int64_t token : tokens)
-    if (token < 0 || token >= vocabSize_)
-      throw Error("generation: token id " + std::to_string(token) +
-                  " is outside the model's vocabulary [0, " +
-                  std::to_string(vocabSize_) + ")");
+  if (std::optional<std::string> bad = outsideVocabulary(tokens, vocabSize_))
+    throw Error("generation: " + *bad);
   if (positions_[row] + static_cast<int64_t>(tokens.size()) > maxLength_)
     throw Error("generation: the KV cache is full" +
                 (batch() > 1 ? " in sequence " + std::to_string(row) : "") +
@@ -422,11 +432,9 @@ generateBatch(GenerationSession &session,
     std::string prompt = "generation: prompt " + std::to_string(row);
     if (prompts[row].empty())
       throw Error(prompt + " has no tokens");
-    for (int64_t token : prompts[row])
-      if (token < 0 || token >= session.vocabSize())
-        throw Error(prompt + ": token id " + std::to_string(token) +
-                    " is outside the model's vocabulary [0, " +
-                    std::to_string(session.vocabSize()) + ")");
+    if (std::optional<std::string> bad =
+            outsideVocabulary(prompts[row], session.vocabSize()))
+      throw Error(prompt + ": " + *bad);
     if (static_cast<int64_t>(prompts[row].size()) > session.maxLength())
       throw Error(prompt + " has " + std::to_string(prompts[row].size()) +
                   " tokens, more than the KV cache's " +
