@@ -253,28 +253,26 @@ GenerationTraces traceGeneration(CausalLM &lm, const GenerationShape &shape) {
         greedy ? trace.input(names::kSamplable, DType::I64, {}) : Tensor();
     std::vector<nn::KvCache> caches = traces.caches->caches();
     std::vector<nn::KvCache> used = caches;
-    Tensor selected;
-    if (row.defined()) {
-      // The sequence's cache rows in, and back in their place after.
-      selected =
-          eq(arange(trace, shape.batch), row).reshape({shape.batch, 1, 1, 1});
-      for (nn::KvCache &cache : used) {
-        cache.key = index_select(cache.key, 0, row.reshape({1}));
-        cache.value = index_select(cache.value, 0, row.reshape({1}));
-      }
-    }
-    Tensor logits = lm.forward_cached(ids, position, last, used);
+    // A batched prefill runs its sequence's cache rows, put back in their
+    // place after.
+    constexpr Tensor nn::KvCache::*kParts[] = {&nn::KvCache::key,
+                                               &nn::KvCache::value};
     if (row.defined())
-      for (size_t i = 0; i < caches.size(); ++i) {
-        caches[i].key =
-            where(selected, broadcast_to(used[i].key, caches[i].key.shape()),
-                  caches[i].key);
-        caches[i].value = where(
-            selected, broadcast_to(used[i].value, caches[i].value.shape()),
-            caches[i].value);
-      }
-    else
+      for (nn::KvCache &cache : used)
+        for (Tensor nn::KvCache::*part : kParts)
+          cache.*part = index_select(cache.*part, 0, row.reshape({1}));
+    Tensor logits = lm.forward_cached(ids, position, last, used);
+    if (row.defined()) {
+      Tensor selected =
+          eq(arange(trace, shape.batch), row).reshape({shape.batch, 1, 1, 1});
+      for (size_t i = 0; i < caches.size(); ++i)
+        for (Tensor nn::KvCache::*part : kParts)
+          caches[i].*part = where(
+              selected, broadcast_to(used[i].*part, (caches[i].*part).shape()),
+              caches[i].*part);
+    } else {
       caches = used;
+    }
     if (greedy) {
       auto [next, best] = greedyChoice(logits, samplable);
       trace.output(names::kNext, next);
