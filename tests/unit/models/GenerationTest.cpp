@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -886,6 +887,45 @@ TEST(GenerationErrors, OtherPlansAreRefused) {
   EXPECT_TRUE(contains(errorFrom([&] { GenerationSession generation(load()); }),
                        "plan 'forward.gplan' is not a generation plan: it "
                        "has no function 'prefill'"));
+
+  // Plans of the generation functions whose shapes leave nothing to run:
+  // caches of no positions, a prefill of no tokens, logits of no ids.
+  auto generationPlan = [](int64_t positions, int64_t prefill, int64_t vocab) {
+    PlanBuilder plan(PlanHeader{});
+    std::vector<uint32_t> inputs = {
+        plan.addTensor("cache.layers.0.k", DType::F32, {1, 1, positions, 4},
+                       plan::Role::Buffer),
+        plan.addTensor("cache.layers.0.v", DType::F32, {1, 1, positions, 4},
+                       plan::Role::Buffer),
+        plan.addTensor(names::kIds, DType::I64, {1, prefill},
+                       plan::Role::Input),
+        plan.addTensor(names::kToken, DType::I64, {1, 1}, plan::Role::Input),
+        plan.addTensor(names::kPosition, DType::I64, {}, plan::Role::Input),
+        plan.addTensor(names::kLast, DType::I64, {}, plan::Role::Input)};
+    uint32_t logits = plan.addTensor(names::kLogits, DType::F32, {1, vocab},
+                                     plan::Role::Output);
+    plan.addFunction(names::kPrefill, inputs, {logits});
+    plan.addFunction(names::kDecode, inputs, {logits});
+    return plan.bytes();
+  };
+  for (auto [shape, message] :
+       {std::pair{std::array<int64_t, 3>{0, 1, 8}, "its caches hold no "
+                                                   "positions"},
+        std::pair{std::array<int64_t, 3>{8, 0, 8},
+                  "'ids' holds 0 tokens; a prefill runs 1 to the cache's 8"},
+        std::pair{std::array<int64_t, 3>{8, 1, 0},
+                  "'logits' holds no vocabulary"}}) {
+    std::vector<uint8_t> plan = generationPlan(shape[0], shape[1], shape[2]);
+    EXPECT_TRUE(contains(errorFrom([&] {
+                           GenerationSession generation(
+                               Session(PlanFile::fromBytes(
+                                   plan.data(), plan.size(), "empty.gplan")));
+                         }),
+                         std::string("plan 'empty.gplan' is not a generation "
+                                     "plan: ") +
+                             message))
+        << message;
+  }
 
   Session session = load();
   EXPECT_TRUE(contains(
